@@ -1,0 +1,37 @@
+// swift-tools-version:6.0
+// Perf: performance instrumentation for Swift programs on Linux. No outside dependencies, by design:
+// the machines that build Perf (and the services that embed it) cannot fetch packages.
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "Perf",
+    products: [
+        .library(name: "Perf", targets: ["Perf"]),
+        .library(name: "PerfCore", targets: ["PerfCore"]),
+        .library(name: "JournalKit", targets: ["JournalKit"]),
+        .executable(name: "perf-report", targets: ["perf-report"]),
+        .executable(name: "perf-bench", targets: ["perf-bench"]),
+    ],
+    targets: [
+        .target(name: "CPerfShims"),
+        .target(name: "JournalKit", dependencies: ["CPerfShims"], swiftSettings: strict),
+        .target(name: "PerfCore", dependencies: ["JournalKit", "CPerfShims"], swiftSettings: strict),
+        .target(name: "Perf", dependencies: ["PerfCore", "JournalKit", "CPerfShims"], swiftSettings: strict),
+        .target(name: "PerfReportCLI", dependencies: ["Perf"], swiftSettings: strict),
+        .executableTarget(name: "perf-report", dependencies: ["PerfReportCLI"], swiftSettings: strict),
+        .executableTarget(
+            name: "perf-bench",
+            dependencies: ["Perf", "PerfCore", "JournalKit", "CPerfShims"],
+            swiftSettings: strict
+        ),
+        .testTarget(name: "JournalKitTests", dependencies: ["JournalKit", "CPerfShims"], swiftSettings: strict),
+        .testTarget(name: "PerfCoreTests", dependencies: ["PerfCore", "JournalKit"], swiftSettings: strict),
+        .testTarget(name: "PerfTests", dependencies: ["Perf", "PerfCore"], swiftSettings: strict),
+        .testTarget(name: "PerfReportCLITests", dependencies: ["PerfReportCLI"], swiftSettings: strict),
+    ],
+    swiftLanguageModes: [.v6]
+)

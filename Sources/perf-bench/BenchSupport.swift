@@ -1,0 +1,156 @@
+// Measurement primitives shared by every benchmark group: timing loops, distributions,
+// allocation counting and the result rows that end up in Reports/BENCHMARKS.{md,json}.
+import CPerfShims
+import Foundation
+
+/// A distribution of per-operation costs in nanoseconds.
+struct Distribution: Codable {
+    var count: Int
+    var median: Double
+    var p99: Double
+    var p999: Double
+    var mean: Double
+
+    init(_ samples: [Double]) {
+        let sorted = samples.sorted()
+        count = sorted.count
+        func quantile(_ q: Double) -> Double {
+            guard !sorted.isEmpty else { return 0 }
+            let index = min(sorted.count - 1, Int((Double(sorted.count - 1) * q).rounded()))
+            return sorted[index]
+        }
+        median = quantile(0.5)
+        p99 = quantile(0.99)
+        p999 = quantile(0.999)
+        mean = sorted.isEmpty ? 0 : sorted.reduce(0, +) / Double(sorted.count)
+    }
+}
+
+/// One line of the benchmark report: a figure, its baseline from the same run, and its target.
+struct BenchRow: Codable {
+    var group: String
+    var name: String
+    /// Unit of `median`/`p99`/`p999` ("ns/op", "ops/s", "GB/s", "%", …).
+    var unit: String
+    var median: Double
+    var p99: Double?
+    var p999: Double?
+    var baseline: String?
+    var baselineMedian: Double?
+    var baselineP99: Double?
+    /// median / baselineMedian (or the ratio the target is stated in).
+    var ratio: Double?
+    var target: String?
+    var pass: Bool?
+    var allocationsPerOp: Double?
+    var note: String?
+}
+
+/// Collects rows and knows whether this is a `--quick` run.
+final class BenchContext {
+    let quick: Bool
+    private(set) var rows: [BenchRow] = []
+
+    init(quick: Bool) { self.quick = quick }
+
+    /// Scales an iteration count down in quick mode.
+    func scaled(_ full: Int, quick quickCount: Int? = nil) -> Int {
+        quick ? (quickCount ?? max(1, full / 10)) : full
+    }
+
+    func add(_ row: BenchRow) {
+        rows.append(row)
+        let ratio = row.ratio.map { String(format: " ratio %.2f", $0) } ?? ""
+        let mark = row.pass.map { $0 ? " PASS" : " MISS" } ?? ""
+        let target = row.target.map { " (target \($0))" } ?? ""
+        FileHandle.standardError.write(
+            Data(
+                String(format: "  %@/%@: median %.1f %@", row.group, row.name, row.median, row.unit).utf8
+                    + Data("\(ratio)\(target)\(mark)\n".utf8)))
+    }
+}
+
+/// A named set of benchmarks.
+struct BenchGroup: Sendable {
+    let name: String
+    let run: @Sendable (BenchContext) throws -> Void
+}
+
+enum Bench {
+    /// Keeps a value alive so the optimiser cannot delete the work that produced it.
+    @inline(never)
+    static func blackHole<T>(_ value: T) {
+        withExtendedLifetime(value) {}
+    }
+
+    /// Monotonic nanoseconds.
+    @inline(__always)
+    static func now() -> UInt64 { perf_monotonic_ns() }
+
+    /// Runs `body(iterations)` `batches` times and returns the per-operation cost of each batch.
+    /// Use for operations far cheaper than a clock read.
+    static func perOp(batches: Int, iterations: Int, _ body: (Int) -> Void) -> Distribution {
+        body(min(iterations, 1000))  // warm-up
+        var samples: [Double] = []
+        samples.reserveCapacity(batches)
+        for _ in 0..<batches {
+            let start = now()
+            body(iterations)
+            let elapsed = now() - start
+            samples.append(Double(elapsed) / Double(iterations))
+        }
+        return Distribution(samples)
+    }
+
+    /// Times each call of `body` on its own and returns the latency distribution (tails included).
+    static func latencies(count: Int, warmup: Int = 100, _ body: () -> Void) -> Distribution {
+        for _ in 0..<warmup { body() }
+        var samples = [Double](repeating: 0, count: count)
+        for index in 0..<count {
+            let start = now()
+            body()
+            samples[index] = Double(now() - start)
+        }
+        return Distribution(samples)
+    }
+
+    /// Swift heap allocations made while `body` runs (all threads).
+    static func allocations(_ body: () -> Void) -> UInt64 {
+        _ = perf_alloc_counter_install()
+        let before = perf_alloc_count()
+        body()
+        return perf_alloc_count() - before
+    }
+
+    /// Runs `body` on `threads` threads at once (released together) and returns each thread's
+    /// result.
+    static func concurrently<T: Sendable>(threads: Int, _ body: @escaping @Sendable (Int) -> T) -> [T] {
+        let results = ResultBox<T>(count: threads)
+        let start = DispatchSemaphore(value: 0)
+        let done = DispatchGroup()
+        for index in 0..<threads {
+            done.enter()
+            let thread = Thread {
+                start.wait()
+                results.set(index, body(index))
+                done.leave()
+            }
+            thread.start()
+        }
+        for _ in 0..<threads { start.signal() }
+        done.wait()
+        return results.values()
+    }
+}
+
+/// Collects per-thread results.
+final class ResultBox<T: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var storage: [T?]
+
+    init(count: Int) { storage = Array(repeating: nil, count: count) }
+
+    func set(_ index: Int, _ value: T) { lock.withLock { storage[index] = value } }
+
+    func values() -> [T] { lock.withLock { storage.compactMap { $0 } } }
+}

@@ -1,0 +1,4 @@
+// PLACEHOLDER: replaced by the Histogram work with real benchmarks.
+enum HistogramBenchmarks {
+    static let group = BenchGroup(name: "histogram") { _ in }
+}

@@ -1,0 +1,88 @@
+// perf-bench: benchmarks measured beside their physical baselines, plus the child processes
+// that crash tests and reliability runs kill (`perf-bench child <kind> …`).
+import Foundation
+
+let groups: [BenchGroup] = [
+    JournalBenchmarks.group,
+    HistogramBenchmarks.group,
+    SpanBenchmarks.group,
+    LedgerBenchmarks.group,
+]
+
+/// Children that tests spawn and SIGKILL: each reads its arguments and never returns normally
+/// unless told to stop.
+let children: [String: ([String]) -> Int32] = [
+    "journal-append": JournalCrashChild.run,
+    "ledger-spans": LedgerCrashChild.run,
+    "session": SessionCrashChild.run,
+]
+
+let usage = """
+    OVERVIEW: Perf's benchmarks, each figure beside its baseline measured in the same run.
+
+    USAGE: perf-bench [--quick] [--only <group>] [--json <file>] [--markdown <file>]
+           perf-bench child <kind> [<argument> ...]
+
+    OPTIONS:
+      --quick                 Fewer iterations; finishes in under a minute.
+      --only <group>          Run one group (\(groups.map(\.name).joined(separator: ", "))).
+      --json <file>           Write the rows as JSON (default Reports/BENCHMARKS.json on a full run).
+      --markdown <file>       Write the rows as Markdown (default Reports/BENCHMARKS.md on a full run).
+      -h, --help              Show help information.
+
+    """
+
+var arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.first == "child" {
+    guard arguments.count >= 2, let child = children[arguments[1]] else {
+        FileHandle.standardError.write(Data("Error: unknown child kind\n".utf8))
+        exit(2)
+    }
+    exit(child(Array(arguments.dropFirst(2))))
+}
+
+var quick = false
+var only: String?
+var jsonPath: String?
+var markdownPath: String?
+while !arguments.isEmpty {
+    let argument = arguments.removeFirst()
+    switch argument {
+    case "--quick": quick = true
+    case "--only" where !arguments.isEmpty: only = arguments.removeFirst()
+    case "--json" where !arguments.isEmpty: jsonPath = arguments.removeFirst()
+    case "--markdown" where !arguments.isEmpty: markdownPath = arguments.removeFirst()
+    case "-h", "--help":
+        print(usage, terminator: "")
+        exit(0)
+    default:
+        FileHandle.standardError.write(Data("Error: unexpected argument '\(argument)'\n\n\(usage)".utf8))
+        exit(2)
+    }
+}
+if only == nil && !quick {
+    jsonPath = jsonPath ?? "Reports/BENCHMARKS.json"
+    markdownPath = markdownPath ?? "Reports/BENCHMARKS.md"
+}
+
+let context = BenchContext(quick: quick)
+for group in groups where only == nil || only == group.name {
+    FileHandle.standardError.write(Data("perf-bench: \(group.name)\n".utf8))
+    do {
+        try group.run(context)
+    } catch {
+        FileHandle.standardError.write(Data("perf-bench: \(group.name) failed: \(error)\n".utf8))
+        exit(1)
+    }
+}
+
+let document = BenchDocument(
+    environment: .current(command: (["swift run -c release perf-bench"] + CommandLine.arguments.dropFirst()).joined(separator: " ")),
+    rows: context.rows)
+do {
+    if let jsonPath { try BenchReportWriter.writeJSON(document, to: jsonPath) }
+    if let markdownPath { try BenchReportWriter.writeMarkdown(document, to: markdownPath) }
+} catch {
+    FileHandle.standardError.write(Data("perf-bench: cannot write the report: \(error)\n".utf8))
+    exit(1)
+}
