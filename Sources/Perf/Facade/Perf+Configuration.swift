@@ -1,0 +1,131 @@
+// What a host program tells Perf at install: where to write, who it is, whether to record.
+import Foundation
+
+extension Perf {
+    /// Identifies the instrumented program in every file Perf writes.
+    public struct AppInfo: Sendable, Equatable, Codable {
+        /// The program's name; also the last component of the default data directory.
+        public var name: String
+        /// A version string such as `1.4.0`.
+        public var version: String
+        /// A build identifier such as `812`.
+        public var build: String
+
+        /// Creates app info.
+        public init(name: String, version: String = "0", build: String = "0") {
+            self.name = name
+            self.version = version
+            self.build = build
+        }
+
+        /// The running executable's name, for programs that do not say.
+        public static var current: AppInfo {
+            AppInfo(name: URL(fileURLWithPath: CommandLine.arguments.first ?? "app").lastPathComponent)
+        }
+    }
+
+    /// Whether Perf writes anything to disk.
+    ///
+    /// With recording off, spans still measure and feed histograms; nothing is written.
+    /// `PERF_RECORDING=0` in the environment always wins.
+    public enum Recording: Sendable, Equatable {
+        /// Record to disk.
+        case enabled
+        /// Never record to disk.
+        case disabled
+        /// Debug builds record; release builds record only with `PERF_RECORDING=1`.
+        case auto
+    }
+
+    /// Everything `Perf.install(_:)` needs; every parameter has a default.
+    ///
+    /// ```swift
+    /// Perf.install(Perf.Configuration(
+    ///     directory: URL(fileURLWithPath: "/var/lib/myservice/perf"),
+    ///     app: Perf.AppInfo(name: "myservice", version: "1.4.0", build: "812"),
+    ///     recording: .auto))
+    /// ```
+    public struct Configuration: Sendable, Equatable {
+        /// The data directory; `nil` means `$PERF_DIR`, else `$XDG_STATE_HOME/perf/<app>`, else
+        /// `~/.local/state/perf/<app>`.
+        public var directory: URL?
+        /// The program's identity.
+        public var app: AppInfo
+        /// The consent gate.
+        public var recording: Recording
+        /// The ledger's size cap; at the cap it rotates to `perf-events.jsonl.prev`.
+        public var ledgerCapBytes: Int
+        /// The size cap of `performance-report.json`.
+        public var reportCapBytes: Int
+        /// Minimum seconds between two ledger lines of the same note name.
+        public var noteFloor: Double
+        /// Byte budget of each session journal (open long-lived spans, in-progress hangs).
+        public var journalByteBudget: Int
+
+        /// Creates a configuration.
+        public init(
+            directory: URL? = nil,
+            app: AppInfo = .current,
+            recording: Recording = .auto,
+            ledgerCapBytes: Int = 512 * 1024,
+            reportCapBytes: Int = 2 * 1024 * 1024,
+            noteFloor: Double = 30,
+            journalByteBudget: Int = 1 << 20
+        ) {
+            self.directory = directory
+            self.app = app
+            self.recording = recording
+            self.ledgerCapBytes = ledgerCapBytes
+            self.reportCapBytes = reportCapBytes
+            self.noteFloor = noteFloor
+            self.journalByteBudget = journalByteBudget
+        }
+    }
+}
+
+/// The decisions install derives from a configuration and the environment, as pure functions.
+enum InstallPolicy {
+    /// Applies the consent gate: `PERF_RECORDING=0` always wins; `.auto` records in debug builds
+    /// and, in release builds, only with `PERF_RECORDING=1`.
+    static func shouldRecord(_ recording: Perf.Recording, environment: [String: String], debugBuild: Bool) -> Bool {
+        let flag = environment["PERF_RECORDING"]?.trimmingCharacters(in: .whitespaces)
+        if flag == "0" { return false }
+        switch recording {
+        case .enabled: return true
+        case .disabled: return false
+        case .auto: return debugBuild || flag == "1"
+        }
+    }
+
+    /// Resolves the data directory: the configuration's, else `$PERF_DIR`, else
+    /// `$XDG_STATE_HOME/perf/<app>`, else `~/.local/state/perf/<app>`.
+    static func dataDirectory(configured: URL?, app: Perf.AppInfo, environment: [String: String]) -> URL {
+        if let configured { return configured }
+        if let dir = environment["PERF_DIR"], !dir.isEmpty { return URL(fileURLWithPath: dir) }
+        let appComponent = sanitizedPathComponent(app.name)
+        if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") {
+            return URL(fileURLWithPath: state).appendingPathComponent("perf").appendingPathComponent(appComponent)
+        }
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        return URL(fileURLWithPath: home).appendingPathComponent(".local/state/perf").appendingPathComponent(
+            appComponent)
+    }
+
+    /// An app name made safe as one path component.
+    static func sanitizedPathComponent(_ name: String) -> String {
+        let allowed = name.unicodeScalars.map { scalar -> Character in
+            let ok = CharacterSet.alphanumerics.contains(scalar) || scalar == "-" || scalar == "_" || scalar == "."
+            return ok ? Character(scalar) : "_"
+        }
+        let result = String(allowed).trimmingCharacters(in: CharacterSet(charactersIn: "."))
+        return result.isEmpty ? "app" : result
+    }
+
+    static var isDebugBuild: Bool {
+        #if DEBUG
+            return true
+        #else
+            return false
+        #endif
+    }
+}
