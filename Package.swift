@@ -18,6 +18,8 @@ let package = Package(
     ],
     targets: [
         .target(name: "CPerfShims"),
+        // Test and benchmark support only: replaces malloc to count allocations per thread.
+        .target(name: "CPerfAllocCounter"),
         .target(name: "JournalKit", dependencies: ["CPerfShims"], swiftSettings: strict),
         .target(name: "PerfCore", dependencies: ["JournalKit", "CPerfShims"], swiftSettings: strict),
         .target(name: "Perf", dependencies: ["PerfCore", "JournalKit", "CPerfShims"], swiftSettings: strict),
@@ -25,12 +27,12 @@ let package = Package(
         .executableTarget(name: "perf-report", dependencies: ["PerfReportCLI"], swiftSettings: strict),
         .executableTarget(
             name: "perf-bench",
-            dependencies: ["Perf", "PerfCore", "JournalKit", "CPerfShims"],
+            dependencies: ["Perf", "PerfCore", "JournalKit", "CPerfShims", "CPerfAllocCounter"],
             swiftSettings: strict
         ),
-        .testTarget(name: "JournalKitTests", dependencies: ["JournalKit", "CPerfShims"], swiftSettings: strict),
-        .testTarget(name: "PerfCoreTests", dependencies: ["PerfCore", "JournalKit"], swiftSettings: strict),
-        .testTarget(name: "PerfTests", dependencies: ["Perf", "PerfCore"], swiftSettings: strict),
+        .testTarget(name: "JournalKitTests", dependencies: ["JournalKit", "CPerfShims", "CPerfAllocCounter"], swiftSettings: strict),
+        .testTarget(name: "PerfCoreTests", dependencies: ["PerfCore", "JournalKit", "CPerfShims", "CPerfAllocCounter"], swiftSettings: strict),
+        .testTarget(name: "PerfTests", dependencies: ["Perf", "PerfCore", "CPerfShims", "CPerfAllocCounter"], swiftSettings: strict),
         .testTarget(name: "PerfReportCLITests", dependencies: ["PerfReportCLI"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]

@@ -1,5 +1,6 @@
 // Measurement primitives shared by every benchmark group: timing loops, distributions,
 // allocation counting and the result rows that end up in Reports/BENCHMARKS.{md,json}.
+import CPerfAllocCounter
 import CPerfShims
 import Foundation
 
@@ -114,12 +115,11 @@ enum Bench {
         return Distribution(samples)
     }
 
-    /// Swift heap allocations made while `body` runs (all threads).
+    /// Heap allocations (malloc and friends) the calling thread makes while `body` runs.
     static func allocations(_ body: () -> Void) -> UInt64 {
-        _ = perf_alloc_counter_install()
-        let before = perf_alloc_count()
+        let before = perf_thread_alloc_count()
         body()
-        return perf_alloc_count() - before
+        return perf_thread_alloc_count() - before
     }
 
     /// Runs `body` on `threads` threads at once (released together) and returns each thread's

@@ -55,13 +55,6 @@ int32_t perf_gettid(void);
 /// Sends a signal to one thread of this process.
 int perf_tgkill(int32_t tgid, int32_t tid, int sig);
 
-/// Counts Swift heap allocations (every `swift_allocObject`) through the runtime's
-/// `_swift_allocObject` hook. Benchmarks and tests call this to prove a path allocates nothing;
-/// nothing else installs it. Returns 0 when the hook cannot be found.
-int perf_alloc_counter_install(void);
-/// Swift heap allocations in this process since the counter was installed.
-uint64_t perf_alloc_count(void);
-
 #ifdef __cplusplus
 }
 #endif

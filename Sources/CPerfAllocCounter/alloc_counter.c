@@ -1,0 +1,61 @@
+// Replaces glibc's allocation entry points with counting forwarders to glibc's own allocator
+// (the __libc_* aliases), as glibc's manual allows. The counter is thread-local so a test can
+// measure its own thread while the test runner allocates on others.
+#define _GNU_SOURCE
+#include "CPerfAllocCounter.h"
+#include <errno.h>
+#include <stddef.h>
+
+extern void *__libc_malloc(size_t size);
+extern void *__libc_calloc(size_t count, size_t size);
+extern void *__libc_realloc(void *pointer, size_t size);
+extern void *__libc_memalign(size_t alignment, size_t size);
+extern void __libc_free(void *pointer);
+
+static __thread uint64_t perf_thread_allocations;
+static uint64_t perf_process_allocations;
+
+static inline void perf_count_allocation(void) {
+    perf_thread_allocations += 1;
+    __atomic_fetch_add(&perf_process_allocations, 1, __ATOMIC_RELAXED);
+}
+
+void *malloc(size_t size) {
+    perf_count_allocation();
+    return __libc_malloc(size);
+}
+
+void *calloc(size_t count, size_t size) {
+    perf_count_allocation();
+    return __libc_calloc(count, size);
+}
+
+void *realloc(void *pointer, size_t size) {
+    perf_count_allocation();
+    return __libc_realloc(pointer, size);
+}
+
+void free(void *pointer) { __libc_free(pointer); }
+
+void *memalign(size_t alignment, size_t size) {
+    perf_count_allocation();
+    return __libc_memalign(alignment, size);
+}
+
+void *aligned_alloc(size_t alignment, size_t size) {
+    perf_count_allocation();
+    return __libc_memalign(alignment, size);
+}
+
+int posix_memalign(void **result, size_t alignment, size_t size) {
+    if (alignment % sizeof(void *) != 0 || (alignment & (alignment - 1)) != 0) return EINVAL;
+    perf_count_allocation();
+    void *pointer = __libc_memalign(alignment, size);
+    if (pointer == NULL && size != 0) return ENOMEM;
+    *result = pointer;
+    return 0;
+}
+
+uint64_t perf_thread_alloc_count(void) { return perf_thread_allocations; }
+
+uint64_t perf_process_alloc_count(void) { return __atomic_load_n(&perf_process_allocations, __ATOMIC_RELAXED); }
