@@ -20,7 +20,8 @@ import Testing
                     value = 2_000_000 * Foundation.exp(2 * random.normal())
                 case .bimodal:
                     // A fast cache-hit mode and a slow cache-miss mode 200× away.
-                    value = random.unitInterval() < 0.7
+                    value =
+                        random.unitInterval() < 0.7
                         ? 250_000 + 30_000 * random.normal() : 50_000_000 + 8_000_000 * random.normal()
                 }
                 if value >= 1_000 && value <= 3_600_000_000_000 { return UInt64(value) }

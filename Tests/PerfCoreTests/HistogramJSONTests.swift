@@ -50,15 +50,23 @@ import Testing
     @Test(arguments: [
         ("{\"v\":2,\"sub\":64,\"lo\":9,\"count\":0,\"sum\":0,\"min\":0,\"max\":0,\"buckets\":[]}", "v2"),
         ("{\"v\":1,\"sub\":32,\"lo\":9,\"count\":0,\"sum\":0,\"min\":0,\"max\":0,\"buckets\":[]}", "sub=32"),
-        ("{\"v\":1,\"sub\":64,\"lo\":9,\"count\":2,\"sum\":2000,\"min\":1000,\"max\":1000,\"buckets\":[[61,1]]}",
-            "differs"),
-        ("{\"v\":1,\"sub\":64,\"lo\":9,\"count\":1,\"sum\":1000,\"min\":1000,\"max\":1000,\"buckets\":[[99999,1]]}",
-            "pair"),
-        ("{\"v\":1,\"sub\":64,\"lo\":9,\"count\":1,\"sum\":1000,\"min\":1000,\"max\":1000,\"buckets\":[[61]]}",
-            "pair"),
+        (
+            "{\"v\":1,\"sub\":64,\"lo\":9,\"count\":2,\"sum\":2000,\"min\":1000,\"max\":1000,\"buckets\":[[61,1]]}",
+            "differs"
+        ),
+        (
+            "{\"v\":1,\"sub\":64,\"lo\":9,\"count\":1,\"sum\":1000,\"min\":1000,\"max\":1000,\"buckets\":[[99999,1]]}",
+            "pair"
+        ),
+        (
+            "{\"v\":1,\"sub\":64,\"lo\":9,\"count\":1,\"sum\":1000,\"min\":1000,\"max\":1000,\"buckets\":[[61]]}",
+            "pair"
+        ),
         ("{\"v\":1,\"sub\":64,\"lo\":9,\"count\":1,\"sum\":9,\"min\":1000,\"max\":1000,\"buckets\":[[61,1]]}", "sum"),
-        ("{\"v\":1,\"sub\":64,\"lo\":9,\"count\":1,\"sum\":1000,\"min\":1000,\"max\":1000,\"buckets\":[[62,1]]}",
-            "first and last"),
+        (
+            "{\"v\":1,\"sub\":64,\"lo\":9,\"count\":1,\"sum\":1000,\"min\":1000,\"max\":1000,\"buckets\":[[62,1]]}",
+            "first and last"
+        ),
         ("{\"v\":1,\"sub\":64,\"lo\":9,\"count\":0,\"sum\":0,\"min\":0,\"max\":0}", "missing key \"buckets\""),
         ("{\"v\":1,\"sub\":64,\"lo\":9,\"count\":-1,\"sum\":0,\"min\":0,\"max\":0,\"buckets\":[]}", "cannot read"),
         ("[1,2,3]", "cannot read"),
@@ -90,7 +98,8 @@ import Testing
                     switch random.next() % 4 {
                     case 0 where position < bytes.count: bytes.remove(at: position)
                     case 1: bytes.insert(alphabet[Int(random.next() % UInt64(alphabet.count))], at: position)
-                    case 2 where position < bytes.count: bytes[position] = alphabet[Int(random.next() % UInt64(alphabet.count))]
+                    case 2 where position < bytes.count:
+                        bytes[position] = alphabet[Int(random.next() % UInt64(alphabet.count))]
                     default: bytes = Array(bytes[..<position])
                     }
                 }

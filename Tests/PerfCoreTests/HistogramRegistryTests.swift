@@ -53,7 +53,9 @@ import Testing
         #expect(snapshot.count == 2)
         #expect(snapshot["registry.concurrent.a"] == expectedA, "seed \(seed)")
         #expect(snapshot["registry.concurrent.b"] == expectedB, "seed \(seed)")
-        #expect((snapshot["registry.concurrent.a"]?.count ?? 0) + (snapshot["registry.concurrent.b"]?.count ?? 0) == 8 * 40_000)
+        #expect(
+            (snapshot["registry.concurrent.a"]?.count ?? 0) + (snapshot["registry.concurrent.b"]?.count ?? 0) == 8
+                * 40_000)
         #expect(registry.droppedRecordCount == 0)
     }
 

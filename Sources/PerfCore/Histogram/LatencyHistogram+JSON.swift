@@ -81,7 +81,8 @@ extension LatencyHistogram: Codable {
         let subBuckets = try container.decode(Int.self, forKey: .subBuckets)
         let lowestExponent = try container.decode(Int.self, forKey: .lowestExponent)
         guard subBuckets == HistogramLayout.subBucketCount, lowestExponent == HistogramLayout.lowestExponent else {
-            throw reject(.subBuckets, "histogram geometry sub=\(subBuckets) lo=\(lowestExponent) is not v1's sub=64 lo=9")
+            throw reject(
+                .subBuckets, "histogram geometry sub=\(subBuckets) lo=\(lowestExponent) is not v1's sub=64 lo=9")
         }
         let count = try container.decode(UInt64.self, forKey: .count)
         let sum = try container.decode(UInt64.self, forKey: .sum)
