@@ -125,6 +125,8 @@ import Testing
         #expect(snapshot.count == 4)
         #expect(snapshot.values.allSatisfy { $0.count == 2 })
         #expect(registry.droppedRecordCount == 4)
+        #expect(HistogramRegistry(capacity: 0).capacity == 1)
+        #expect(HistogramRegistry(capacity: .max).capacity == 1 << 20)
     }
 
     /// Runs the real `perf-bench` histogram group and returns its rows by name.

@@ -123,10 +123,14 @@ struct AtomicHistogramTable: @unchecked Sendable {
     let slotCount: Int
     private let shift: UInt64
 
-    /// Creates a table of at least `capacity` slots (rounded up to a power of two).
+    /// The most slots a table has: a million names is far past any sane use of static names.
+    static let maximumSlotCount = 1 << 20
+
+    /// Creates a table of at least `capacity` slots (rounded up to a power of two, capped at
+    /// `maximumSlotCount`).
     init(capacity: Int) {
         var count = 1
-        while count < max(1, capacity) { count <<= 1 }
+        while count < min(capacity, Self.maximumSlotCount) { count <<= 1 }
         slotCount = count
         shift = UInt64(64 - count.trailingZeroBitCount)
         slots = .allocate(capacity: count)

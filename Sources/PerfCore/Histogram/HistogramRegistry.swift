@@ -29,8 +29,8 @@ public final class HistogramRegistry: Sendable {
     /// Creates an empty registry.
     ///
     /// - Parameter capacity: How many distinct static names it can hold; rounded up to a power of
-    ///   two. Memory for the table is 8 bytes a slot; a name's counters are allocated when it is
-    ///   first recorded.
+    ///   two, at least 1 and at most 2^20. Memory for the table is 8 bytes a slot; a name's
+    ///   counters (16.5 KiB) are allocated when it is first recorded.
     public init(capacity: Int = 1024) {
         table = AtomicHistogramTable(capacity: capacity)
     }
@@ -60,7 +60,7 @@ public final class HistogramRegistry: Sendable {
         }
         let key = UnsafeRawPointer(name.utf8Start)
         guard let entry = table.entry(key: key, length: name.utf8CodeUnitCount) else {
-            dropped.add(1, ordering: .relaxed)
+            dropped.wrappingAdd(1, ordering: .relaxed)
             return
         }
         entry.record(nanos: nanos)

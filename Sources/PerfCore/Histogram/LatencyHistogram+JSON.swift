@@ -9,6 +9,7 @@ public struct HistogramJSONError: Error, Sendable, Equatable, CustomStringConver
     /// Creates an error with an explanation.
     public init(_ message: String) { self.message = message }
 
+    /// The explanation, as printed by `print(error)`.
     public var description: String { message }
 }
 
@@ -57,6 +58,9 @@ extension LatencyHistogram: Codable {
         }
     }
 
+    /// Writes the compact form; with `JSONEncoder` and `.sortedKeys` it equals ``jsonString``.
+    ///
+    /// - Parameter encoder: The encoder, typically the one writing a report or diagnostics file.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(nonEmptyBuckets.map { [UInt64($0.index), $0.count] }, forKey: .buckets)
@@ -69,6 +73,10 @@ extension LatencyHistogram: Codable {
         try container.encode(Self.jsonVersion, forKey: .version)
     }
 
+    /// Reads and validates the compact form (see ``init(json:)`` for what is rejected).
+    ///
+    /// - Parameter decoder: The decoder, typically the one reading a report or diagnostics file.
+    /// - Throws: `DecodingError.dataCorrupted` naming the wrong field, or the decoder's own errors.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         func reject(_ key: CodingKeys, _ message: String) -> DecodingError {
