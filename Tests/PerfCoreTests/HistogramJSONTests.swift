@@ -81,6 +81,23 @@ import Testing
         }
     }
 
+    @Test func rejectsAdversarialInputWithoutTrapping() {
+        let adversarial = [
+            String(repeating: "[", count: 100_000),
+            "{\"v\":1,\"buckets\":" + String(repeating: "[", count: 10_000) + "}",
+            "{\"v\":1" + String(repeating: "9", count: 5_000) + "}",
+            "{\"v\":1,\"sub\":64,\"lo\":9,\"count\":18446744073709551616,\"sum\":0,\"min\":0,\"max\":0,\"buckets\":[]}",
+            "{\"v\":1,\"sub\":64,\"lo\":9,\"count\":2,\"sum\":0,\"min\":0,\"max\":0,"
+                + "\"buckets\":[[0,18446744073709551615],[1,18446744073709551615]]}",
+            "{\"v\":1,\"sub\":64,\"lo\":9,\"count\":1,\"sum\":1e400,\"min\":0,\"max\":0,\"buckets\":[[0,1]]}",
+            "\u{0}\u{FFFF}\"",
+            "",
+        ]
+        for json in adversarial {
+            #expect(throws: HistogramJSONError.self) { try LatencyHistogram(json: json) }
+        }
+    }
+
     @Test func parserNeverTrapsOnRandomOrMutatedInput() {
         let seed = histogramTestSeed()
         var random = SeededRandom(seed: seed)
