@@ -1,16 +1,100 @@
-// PLACEHOLDER owned by the histogram work: replaced wholesale, signatures kept.
-/// A latency histogram (placeholder).
-public struct LatencyHistogram: Sendable, Equatable {
-    public init() {}
-}
+// Per-name latency histograms, ticked on every span end without a lock or an allocation.
+import Synchronization
 
-/// Per-name latency histograms, updated on every span end (placeholder).
+/// Latency histograms by span name, safe to record into from any thread.
+///
+/// The hot path, ``record(_:nanos:)`` with a `StaticString`, takes no lock and allocates nothing
+/// once a name has been seen: the name's address finds its histogram in a fixed open-addressing
+/// table, and the update is two relaxed atomic adds (sum and bucket), plus a compare-and-swap only
+/// when the value is a new minimum or maximum. The first record of a name allocates its counters
+/// (16.5 KiB) once. Names only known at run time go through ``record(name:nanos:)``, a slower
+/// path behind a mutex.
+///
+/// The table holds ``capacity`` distinct static names; records of further names are dropped and
+/// counted in ``droppedRecordCount`` instead of growing memory on the hot path.
+///
+/// ```swift
+/// let histograms = HistogramRegistry()
+/// histograms.record("api.get", nanos: end - start)
+/// let p99 = histograms.snapshot()["api.get"]?.quantile(0.99)
+/// ```
+///
+/// - Note: Two `StaticString`s with the same text (literals in different modules) are different
+///   keys in the table but the same name in ``snapshot()``, which merges them.
 public final class HistogramRegistry: Sendable {
-    public init(capacity: Int = 1024) {}
+    private let table: AtomicHistogramTable
+    private let dropped = Atomic<UInt64>(0)
+    private let dynamicHistograms = Mutex<[String: LatencyHistogram]>([:])
+
+    /// Creates an empty registry.
+    ///
+    /// - Parameter capacity: How many distinct static names it can hold; rounded up to a power of
+    ///   two, at least 1 and at most 2^20. Memory for the table is 8 bytes a slot; a name's
+    ///   counters (16.5 KiB) are allocated when it is first recorded.
+    public init(capacity: Int = 1024) {
+        table = AtomicHistogramTable(capacity: capacity)
+    }
+
+    deinit {
+        table.deallocate()
+    }
+
+    /// How many distinct static names the registry holds before it starts dropping records.
+    public var capacity: Int { table.slotCount }
+
+    /// Records dropped because their static name found the table full.
+    public var droppedRecordCount: UInt64 { dropped.load(ordering: .relaxed) }
+
     /// Hot path: ticks the histogram of a static name.
-    public func record(_ name: StaticString, nanos: UInt64) {}
+    ///
+    /// Lock-free and allocation-free after the name's first record.
+    ///
+    /// - Parameters:
+    ///   - name: The span name. Its address is the key, so pass the literal itself.
+    ///   - nanos: The duration in nanoseconds.
+    public func record(_ name: StaticString, nanos: UInt64) {
+        guard name.hasPointerRepresentation else {
+            // A single-scalar literal has no address to key on; rare enough for the slow path.
+            record(name: name.description, nanos: nanos)
+            return
+        }
+        let key = UnsafeRawPointer(name.utf8Start)
+        guard let entry = table.entry(key: key, length: name.utf8CodeUnitCount) else {
+            dropped.wrappingAdd(1, ordering: .relaxed)
+            return
+        }
+        entry.record(nanos: nanos)
+    }
+
     /// Slow path for names only known at run time (hang targets, recovered spans).
-    public func record(name: String, nanos: UInt64) {}
+    ///
+    /// Takes a mutex and hashes the string; the histogram merges with a static name of the same
+    /// text in ``snapshot()``. Never dropped.
+    ///
+    /// - Parameters:
+    ///   - name: The name.
+    ///   - nanos: The duration in nanoseconds.
+    public func record(name: String, nanos: UInt64) {
+        dynamicHistograms.withLock { $0[name, default: LatencyHistogram()].record(nanos: nanos) }
+    }
+
     /// A copy of every histogram, by name.
-    public func snapshot() -> [String: LatencyHistogram] { [:] }
+    ///
+    /// Reads the counters with relaxed loads while other threads may keep recording, so a record
+    /// in flight may be missing or only partly seen; each histogram is nevertheless internally
+    /// consistent (its count is the sum of its buckets; min and max lie in its outermost buckets)
+    /// and every record that finished before the call began is included.
+    public func snapshot() -> [String: LatencyHistogram] {
+        var result: [String: LatencyHistogram] = [:]
+        for entry in table.entries() {
+            let histogram = entry.snapshot()
+            guard !histogram.isEmpty else { continue }
+            result[entry.name, default: LatencyHistogram()].merge(histogram)
+        }
+        let dynamic = dynamicHistograms.withLock { $0 }
+        for (name, histogram) in dynamic {
+            result[name, default: LatencyHistogram()].merge(histogram)
+        }
+        return result
+    }
 }
