@@ -32,11 +32,8 @@ enum HistogramBenchmarks {
                 ratio: single.median / clock.median, target: "<= 15 ns", pass: single.median <= 15,
                 note: "static name seen before, values from 1 µs to 4.2 ms over ~800 buckets"))
 
-        // Allocation counts come before any other thread exists: while the runtime's allocation hook
-        // is installed, a retain or release on another thread could hit the runtime bug described
-        // on `allocationsThenUnhook`.
         let recordsPerProbe = 10_000
-        let allocations = allocationsThenUnhook {
+        let allocations = Bench.allocations {
             for index in 0..<recordsPerProbe { registry.record("bench.histogram", nanos: spread(index)) }
         }
         let allocationsPerOp = Double(allocations) / Double(recordsPerProbe)
@@ -46,7 +43,7 @@ enum HistogramBenchmarks {
                 median: allocationsPerOp, target: "0", pass: allocations == 0, allocationsPerOp: allocationsPerOp,
                 note: "\(recordsPerProbe) records of a name already seen"))
 
-        let firstRecord = allocationsThenUnhook {
+        let firstRecord = Bench.allocations {
             var fresh = LatencyHistogram()
             fresh.record(nanos: 1_000)
             Bench.blackHole(fresh)
@@ -121,26 +118,6 @@ enum HistogramBenchmarks {
             BenchRow(
                 group: "histogram", name: "registry snapshot (2 names)", unit: "ns/op",
                 median: snapshot.median, p99: snapshot.p99, note: "slow path: reports and diagnostics"))
-    }
-
-    /// `Bench.allocations`, then the Swift runtime's allocation hook put back as it was.
-    ///
-    /// Installing the hook makes the runtime route every retain through an adapter that strips the
-    /// tag bits of tagged values (small strings, bridge objects) and then dereferences them: in
-    /// Swift 6.3 on Linux the next retain of such a value crashes the process. Restoring the default
-    /// hook and clearing the runtime's swizzling flag puts retains back on their fast path. Runs
-    /// while no other thread is active, so nothing retains during the window.
-    static func allocationsThenUnhook(_ body: () -> Void) -> UInt64 {
-        let hookSlot = dlsym(nil, "_swift_allocObject")?.assumingMemoryBound(to: UnsafeRawPointer?.self)
-        let swizzling = dlsym(nil, "_swift_enableSwizzlingOfAllocationAndRefCountingFunctions_forInstrumentsOnly")?
-            .assumingMemoryBound(to: UInt8.self)
-        let original = hookSlot?.pointee
-        let allocations = Bench.allocations(body)
-        if let hookSlot, let swizzling {
-            hookSlot.pointee = original
-            swizzling.pointee = 0
-        }
-        return allocations
     }
 
     /// Durations from 1 µs to about 4.2 ms, scattered so successive records hit different buckets.
