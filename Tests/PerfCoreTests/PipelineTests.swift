@@ -148,3 +148,15 @@ private final class EchoSink: RecordSink {
         }
     }
 }
+
+@Suite struct InMemoryRecordSinkTests {
+    @Test func limitKeepsTheNewestInOrder() {
+        let sink = InMemoryRecordSink(limit: 3)
+        for sequence in 1...7 as ClosedRange<UInt64> {
+            sink.receive(SequencedRecord(sequence: sequence, record: note(Int(sequence))))
+        }
+        #expect(sink.records.map(\.sequence) == [5, 6, 7])
+        sink.removeAll()
+        #expect(sink.records.isEmpty)
+    }
+}
