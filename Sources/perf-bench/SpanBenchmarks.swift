@@ -139,7 +139,8 @@ enum SwiftAllocationProbe {
         let counter = UnsafeMutablePointer<UInt64>.allocate(capacity: 1)
         counter.initialize(to: 0)
         defer { counter.deallocate() }
-        probeState = ProbeState(original: original, swizzleFlag: flag.assumingMemoryBound(to: UInt8.self), counter: counter)
+        probeState = ProbeState(
+            original: original, swizzleFlag: flag.assumingMemoryBound(to: UInt8.self), counter: counter)
         hookSlot.pointee = countingAllocObject
         body()
         hookSlot.pointee = original

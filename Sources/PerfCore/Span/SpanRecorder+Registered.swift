@@ -78,7 +78,9 @@ extension SpanRecorder {
             id: id, name: name.description, key: key, site: site.description, budgetNanos: budgetNanos,
             lifetime: lifetime, startWallNanos: clock.wallNanos())
         var expiry: UInt64?
-        if case .bounded(let lifetimeNanos) = lifetime { expiry = start.addingReportingOverflow(lifetimeNanos).partialValue }
+        if case .bounded(let lifetimeNanos) = lifetime {
+            expiry = start.addingReportingOverflow(lifetimeNanos).partialValue
+        }
         let overdue = budgetNanos.map { start &+ $0 }
         let span = OpenSpan(info: info, name: name, startNanos: start, expiryDeadline: expiry, overdueDeadline: overdue)
         registry.withLock { registry in
@@ -91,7 +93,8 @@ extension SpanRecorder {
             for observer in registry.observers { observer.spanBegan(info) }
             if let displaced = registry.insert(span) {
                 let elapsed = start >= displaced.startNanos ? start - displaced.startNanos : 0
-                close(displaced, in: &registry, exit: .superseded, elapsed: elapsed, reason: nil, detail: nil, count: nil)
+                close(
+                    displaced, in: &registry, exit: .superseded, elapsed: elapsed, reason: nil, detail: nil, count: nil)
             }
             for deadline in [expiry, overdue].compactMap({ $0 }) where deadline < registry.armedDeadline ?? .max {
                 registry.armedDeadline = deadline

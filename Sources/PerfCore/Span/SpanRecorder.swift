@@ -75,7 +75,8 @@ public final class SpanRecorder: Sendable {
     ) -> SpanToken {
         let start = monotonicNanos()
         guard case .scoped = lifetime else {
-            return beginRegistered(name, key: nil, budgetNanos: budgetNanos, lifetime: lifetime, site: site, start: start)
+            return beginRegistered(
+                name, key: nil, budgetNanos: budgetNanos, lifetime: lifetime, site: site, start: start)
         }
         return SpanToken(name: name, startNanos: start, budgetNanos: budgetNanos, site: site, id: 0)
     }
