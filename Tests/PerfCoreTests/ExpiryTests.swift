@@ -140,3 +140,28 @@ private final class ClosedSignal: LongLivedSpanObserver, @unchecked Sendable {
         return exit
     }
 }
+
+@Suite struct ExpiryEdgeTests {
+    @Test func budgetBeyondTheClockRangeNeverFires() {
+        let harness = SpanHarness()
+        let token = harness.recorder.begin(
+            "forever", budgetNanos: .max, lifetime: .bounded(budgetNanos: .max), site: CallSite())
+        #expect(harness.timer.armedDeadline == nil)
+        harness.timer.fire()
+        #expect(harness.recorder.openSpanCount == 1)
+        #expect(harness.records.count == 1)
+        harness.recorder.end(token)
+        #expect(harness.records.last?.spanEnd?.exit == .success)
+    }
+
+    @Test func observerAddedLaterHearsLaterSpans() {
+        let harness = SpanHarness()
+        let early = harness.recorder.begin("early", budgetNanos: nil, lifetime: .indefinite, site: CallSite())
+        let late = RecordingObserver()
+        harness.recorder.addObserver(late)
+        let next = harness.recorder.begin(key: "k", "next", budgetNanos: nil, site: CallSite())
+        harness.recorder.end(early)
+        harness.recorder.end(next)
+        #expect(late.events == [.began(next.id, "k"), .closed(early.id, .success), .closed(next.id, .success)])
+    }
+}

@@ -8,8 +8,9 @@
 /// an emitter.
 ///
 /// - Warning: An inline sink may emit notes or scoped spans (they are queued and delivered after
-///   the current record), but must not begin or end registered spans: those paths hold the span
-///   registry lock while emitting.
+///   the current record), but must not begin or end registered spans (those paths hold the span
+///   registry lock while emitting), nor call `flush`, `addSink` or `statistics` (they take the
+///   pipeline lock it is called under).
 public protocol RecordSink: Sendable {
     /// Handles one record. A thrown error is counted in the sink's ``SinkStatistics/failures``;
     /// the sink keeps receiving the records that follow.

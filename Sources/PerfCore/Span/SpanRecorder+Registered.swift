@@ -63,7 +63,8 @@ extension SpanRecorder {
         }
     }
 
-    /// Adds an observer of registered spans; it hears about spans that begin from now on.
+    /// Adds an observer of registered spans: it hears every begin and close from now on, so it may
+    /// see the close of a span that began before it was added.
     public func addObserver(_ observer: any LongLivedSpanObserver) {
         registry.withLock { $0.observers.append(observer) }
     }
@@ -78,10 +79,8 @@ extension SpanRecorder {
             id: id, name: name.description, key: key, site: site.description, budgetNanos: budgetNanos,
             lifetime: lifetime, startWallNanos: clock.wallNanos())
         var expiry: UInt64?
-        if case .bounded(let lifetimeNanos) = lifetime {
-            expiry = start.addingReportingOverflow(lifetimeNanos).partialValue
-        }
-        let overdue = budgetNanos.map { start &+ $0 }
+        if case .bounded(let lifetimeNanos) = lifetime { expiry = Self.deadline(start, plus: lifetimeNanos) }
+        let overdue = budgetNanos.flatMap { Self.deadline(start, plus: $0) }
         let span = OpenSpan(info: info, name: name, startNanos: start, expiryDeadline: expiry, overdueDeadline: overdue)
         registry.withLock { registry in
             // Emitted and observed before the span is inserted: nothing can end it before its begin.
@@ -142,6 +141,13 @@ extension SpanRecorder {
                 expiryTimer.disarm()
             }
         }
+    }
+
+    /// `start + interval`, or nil when that lies beyond the clock's range: such a deadline never
+    /// comes, and a wrapped one would fire at once.
+    private static func deadline(_ start: UInt64, plus interval: UInt64) -> UInt64? {
+        let (sum, overflow) = start.addingReportingOverflow(interval)
+        return overflow ? nil : sum
     }
 
     /// Emits a registered span's end record and tells observers; the caller removed it already.
