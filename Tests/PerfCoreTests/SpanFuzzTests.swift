@@ -102,6 +102,7 @@ private final class FuzzWorld: Sendable {
         #expect(all.map(\.sequence) == Array(1...world.pipeline.emittedCount), "seed \(seed): loss or duplicate")
         #expect(world.buffered.records == all, "seed \(seed): buffered sink differs from inline sink")
         checkPairs(all, begun: world.begunIDs.withLock { $0 }, seed: seed)
+        checkCoverage(all, seed: seed)
         checkObserver(world.observer.events, seed: seed)
         for late in world.lateSinks.withLock({ $0 }) {
             let received = late.records
@@ -134,6 +135,23 @@ private final class FuzzWorld: Sendable {
         #expect(Set(beginAt.keys) == begun, "seed \(seed): begin records lost")
         #expect(Set(endAt.keys) == begun, "seed \(seed): spans without an end")
         #expect(overdueAt.values.allSatisfy { $0.count == 1 }, "seed \(seed): overdue reported twice")
+    }
+
+    /// The run exercised every race it claims to: supersedes, expiries, overdues, unmatched ends.
+    private func checkCoverage(_ records: [SequencedRecord], seed: UInt64) {
+        var exits = Set<SpanExit>()
+        var overdue = 0
+        var unmatched = 0
+        for record in records {
+            switch record.record {
+            case .spanEnded(let end): exits.insert(end.exit)
+            case .overdue: overdue += 1
+            case .unmatchedEnd: unmatched += 1
+            default: break
+            }
+        }
+        #expect(exits.isSuperset(of: [.success, .failure, .superseded, .expired]), "seed \(seed): exits \(exits)")
+        #expect(overdue > 0 && unmatched > 0, "seed \(seed): \(overdue) overdue, \(unmatched) unmatched")
     }
 
     private func checkObserver(_ events: [RecordingObserver.Event], seed: UInt64) {
