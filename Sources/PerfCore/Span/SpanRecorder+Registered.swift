@@ -69,6 +69,7 @@ extension SpanRecorder {
         registry.withLock { $0.observers.append(observer) }
     }
 
+    /// Registers a span: its begin record and observers first, then the registry, then the timer.
     @usableFromInline
     func beginRegistered(
         _ name: StaticString, key: String?, budgetNanos: UInt64?, lifetime: SpanLifetime, site: CallSite,
@@ -103,6 +104,7 @@ extension SpanRecorder {
         return SpanToken(name: name, startNanos: start, budgetNanos: budgetNanos, site: site, id: id)
     }
 
+    /// Closes a registered span by its token, unless it was closed for it already.
     @usableFromInline
     func endRegistered(
         _ token: SpanToken, elapsed: UInt64, exit: SpanExit, reason: String?, detail: String?, count: Int?

@@ -18,6 +18,7 @@ public struct SpanToken: Sendable {
     /// The registry id of a registered span; 0 for a scoped span.
     public let id: UInt64
 
+    /// Creates a token; only the recorder does, so the threshold encoding stays private.
     @inlinable
     init(name: StaticString, startNanos: UInt64, budgetNanos: UInt64?, site: CallSite, id: UInt64) {
         self.name = name
