@@ -1,0 +1,169 @@
+// Registered spans: keyed, bounded and indefinite ones, their supersede and close paths.
+
+extension SpanRecorder {
+    /// Begins a keyed span, superseding any span still open under the same key.
+    ///
+    /// The superseded span is closed as `superseded`, and its end record is emitted after this
+    /// span's begin record: a reader sees the new begin, then the old span's close.
+    ///
+    /// - Parameters:
+    ///   - key: Identifies the span across call sites (`end(key:)` closes it).
+    ///   - name: The span's name.
+    ///   - budgetNanos: Recorded as slow past this, reported overdue while still open past it;
+    ///     `nil` records every time.
+    ///   - lifetime: `.bounded` to have the watchdog close it as `expired`; `.scoped` is treated
+    ///     as `.indefinite`, since a keyed span always lives in the registry.
+    ///   - site: Where the span begins.
+    /// - Returns: A token that can also end the span, like `end(key:)`.
+    @discardableResult
+    public func begin(
+        key: String, _ name: StaticString, budgetNanos: UInt64?, lifetime: SpanLifetime = .indefinite,
+        site: CallSite
+    ) -> SpanToken {
+        let start = monotonicNanos()
+        let registered = lifetime == .scoped ? SpanLifetime.indefinite : lifetime
+        return beginRegistered(name, key: key, budgetNanos: budgetNanos, lifetime: registered, site: site, start: start)
+    }
+
+    /// Ends the span open under `key`.
+    ///
+    /// With no span open under the key (never begun, already ended, superseded or expired), an
+    /// ``UnmatchedEndRecord`` is emitted rather than the call being silently dropped.
+    public func end(
+        key: String, exit: SpanExit = .success, reason: String? = nil, detail: String? = nil, count: Int? = nil
+    ) {
+        let now = monotonicNanos()
+        registry.withLock { registry in
+            guard let span = registry.remove(key: key) else {
+                pipeline.emit(.unmatchedEnd(UnmatchedEndRecord(key: key, name: nil, wallNanos: clock.wallNanos())))
+                return
+            }
+            let elapsed = now >= span.startNanos ? now - span.startNanos : 0
+            histograms.record(span.name, nanos: elapsed)
+            close(span, in: &registry, exit: exit, elapsed: elapsed, reason: reason, detail: detail, count: count)
+        }
+    }
+
+    /// How many registered spans are open.
+    public var openSpanCount: Int { registry.withLock { $0.spans.count } }
+
+    /// Closes every open registered span with `exit`: for shutdown.
+    ///
+    /// Each gets its end record and its observers' `spanClosed`; the expiry timer is disarmed.
+    public func closeAll(exit: SpanExit) {
+        let now = monotonicNanos()
+        registry.withLock { registry in
+            for id in registry.spans.keys.sorted() {
+                guard let span = registry.remove(id: id) else { continue }
+                let elapsed = now >= span.startNanos ? now - span.startNanos : 0
+                close(span, in: &registry, exit: exit, elapsed: elapsed, reason: nil, detail: nil, count: nil)
+            }
+            registry.armedDeadline = nil
+            expiryTimer.disarm()
+        }
+    }
+
+    /// Adds an observer of registered spans: it hears every begin and close from now on, so it may
+    /// see the close of a span that began before it was added.
+    public func addObserver(_ observer: any LongLivedSpanObserver) {
+        registry.withLock { $0.observers.append(observer) }
+    }
+
+    /// Registers a span: its begin record and observers first, then the registry, then the timer.
+    @usableFromInline
+    func beginRegistered(
+        _ name: StaticString, key: String?, budgetNanos: UInt64?, lifetime: SpanLifetime, site: CallSite,
+        start: UInt64
+    ) -> SpanToken {
+        let id = nextID.add(1, ordering: .relaxed).oldValue
+        let info = OpenSpanInfo(
+            id: id, name: name.description, key: key, site: site.description, budgetNanos: budgetNanos,
+            lifetime: lifetime, startWallNanos: clock.wallNanos())
+        var expiry: UInt64?
+        if case .bounded(let lifetimeNanos) = lifetime { expiry = Self.deadline(start, plus: lifetimeNanos) }
+        let overdue = budgetNanos.flatMap { Self.deadline(start, plus: $0) }
+        let span = OpenSpan(info: info, name: name, startNanos: start, expiryDeadline: expiry, overdueDeadline: overdue)
+        registry.withLock { registry in
+            // Emitted and observed before the span is inserted: nothing can end it before its begin.
+            pipeline.emit(
+                .spanBegan(
+                    SpanBeginRecord(
+                        id: id, name: info.name, key: key, site: info.site, startWallNanos: info.startWallNanos,
+                        budgetNanos: budgetNanos, lifetime: lifetime)))
+            for observer in registry.observers { observer.spanBegan(info) }
+            if let displaced = registry.insert(span) {
+                let elapsed = start >= displaced.startNanos ? start - displaced.startNanos : 0
+                close(
+                    displaced, in: &registry, exit: .superseded, elapsed: elapsed, reason: nil, detail: nil, count: nil)
+            }
+            for deadline in [expiry, overdue].compactMap({ $0 }) where deadline < registry.armedDeadline ?? .max {
+                registry.armedDeadline = deadline
+                expiryTimer.arm(atMonotonicNanos: deadline)
+            }
+        }
+        return SpanToken(name: name, startNanos: start, budgetNanos: budgetNanos, site: site, id: id)
+    }
+
+    /// Closes a registered span by its token, unless it was closed for it already.
+    @usableFromInline
+    func endRegistered(
+        _ token: SpanToken, elapsed: UInt64, exit: SpanExit, reason: String?, detail: String?, count: Int?
+    ) {
+        registry.withLock { registry in
+            guard let span = registry.remove(id: token.id) else { return }
+            histograms.record(token.name, nanos: elapsed)
+            close(span, in: &registry, exit: exit, elapsed: elapsed, reason: reason, detail: detail, count: count)
+        }
+    }
+
+    /// The expiry timer's handler: expires bounded spans past their lifetime and reports budgeted
+    /// spans past their budget, then re-arms the timer at the next earliest deadline.
+    func expireDueSpans() {
+        registry.withLock { registry in
+            let now = monotonicNanos()
+            for id in registry.spans.keys.sorted() {
+                guard let span = registry.spans[id] else { continue }
+                let openFor = now >= span.startNanos ? now - span.startNanos : 0
+                if let expiry = span.expiryDeadline, expiry <= now {
+                    _ = registry.remove(id: id)
+                    close(span, in: &registry, exit: .expired, elapsed: openFor, reason: nil, detail: nil, count: nil)
+                } else if let overdue = span.overdueDeadline, overdue <= now, let budget = span.info.budgetNanos {
+                    registry.spans[id]?.overdueDeadline = nil
+                    pipeline.emit(
+                        .overdue(
+                            OverdueRecord(
+                                id: id, name: span.info.name, key: span.info.key, site: span.info.site,
+                                openForNanos: openFor, budgetNanos: budget, wallNanos: clock.wallNanos())))
+                }
+            }
+            registry.armedDeadline = registry.earliestDeadline()
+            if let next = registry.armedDeadline {
+                expiryTimer.arm(atMonotonicNanos: next)
+            } else {
+                expiryTimer.disarm()
+            }
+        }
+    }
+
+    /// `start + interval`, or nil when that lies beyond the clock's range: such a deadline never
+    /// comes, and a wrapped one would fire at once.
+    private static func deadline(_ start: UInt64, plus interval: UInt64) -> UInt64? {
+        let (sum, overflow) = start.addingReportingOverflow(interval)
+        return overflow ? nil : sum
+    }
+
+    /// Emits a registered span's end record and tells observers; the caller removed it already.
+    private func close(
+        _ span: OpenSpan, in registry: inout OpenSpanRegistry, exit: SpanExit, elapsed: UInt64, reason: String?,
+        detail: String?, count: Int?
+    ) {
+        let info = span.info
+        pipeline.emit(
+            .spanEnded(
+                SpanEndRecord(
+                    id: info.id, name: info.name, key: info.key, site: info.site, startWallNanos: info.startWallNanos,
+                    durationNanos: elapsed, budgetNanos: info.budgetNanos, exit: exit, reason: reason, detail: detail,
+                    count: count)))
+        for observer in registry.observers { observer.spanClosed(id: info.id, exit: exit) }
+    }
+}

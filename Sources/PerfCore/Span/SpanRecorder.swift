@@ -1,0 +1,125 @@
+// The span recorder: begin/end on the hot path, inlined into the caller's module.
+import CPerfShims
+import Synchronization
+
+/// Measures spans, ticks their histograms and emits records for the noteworthy ones.
+///
+/// A scoped span under budget costs one CLOCK_MONOTONIC read at begin and, at end, one read, one
+/// histogram tick and one compare: no allocation, no lock. Both methods are `@inlinable` so that
+/// path compiles into the caller. Everything else (over budget, registered spans, expiry) is out
+/// of line.
+///
+/// Registered spans (keyed, `.bounded`, `.indefinite`) live in an open-span registry: their begin
+/// is emitted as a record and reported to ``LongLivedSpanObserver``s before the span becomes
+/// visible to `end(key:)` or to the expiry watchdog, so no end is ever delivered before its begin.
+///
+/// ```swift
+/// let recorder = SpanRecorder(histograms: HistogramRegistry(), pipeline: pipeline)
+/// let token = recorder.begin("feed.openThread", budgetNanos: 1_500_000_000, site: CallSite())
+/// recorder.end(token, detail: "/v1/threads", count: 200)
+/// ```
+public final class SpanRecorder: Sendable {
+    /// Ticked on every span end.
+    @usableFromInline let histograms: HistogramRegistry
+    /// Receives the records.
+    public let pipeline: RecordPipeline
+    @usableFromInline let clock: any PerfClock
+    /// True when `clock` is the system clock: the hot path then reads CLOCK_MONOTONIC directly
+    /// instead of calling through the existential.
+    @usableFromInline let readsSystemClock: Bool
+    let registry = Mutex(OpenSpanRegistry())
+    let nextID = Atomic<UInt64>(1)
+    let expiryTimer: any ExpiryTimer
+
+    /// Creates a recorder.
+    ///
+    /// - Parameters:
+    ///   - histograms: Per-name latency histograms, ticked on every span end.
+    ///   - pipeline: Where records go.
+    ///   - clock: Time source. ``SystemClock`` (the default) is read inline on the hot path; any
+    ///     other clock (a ``ManualClock`` in tests) is called through the protocol.
+    ///   - expiryTimer: The one timer behind expiry and overdue detection. Defaults to a
+    ///     ``DispatchExpiryTimer``, which only suits ``SystemClock``; tests pass a
+    ///     ``ManualExpiryTimer``.
+    ///   - observers: Told synchronously about every registered span's begin and close.
+    public init(
+        histograms: HistogramRegistry, pipeline: RecordPipeline, clock: any PerfClock = SystemClock(),
+        expiryTimer: (any ExpiryTimer)? = nil, observers: [any LongLivedSpanObserver] = []
+    ) {
+        self.histograms = histograms
+        self.pipeline = pipeline
+        self.clock = clock
+        self.readsSystemClock = clock is SystemClock
+        self.expiryTimer = expiryTimer ?? DispatchExpiryTimer()
+        registry.withLock { $0.observers = observers }
+        self.expiryTimer.setHandler { [weak self] in self?.expireDueSpans() }
+    }
+
+    /// CLOCK_MONOTONIC nanoseconds, without the existential call for the system clock.
+    @inlinable @inline(__always)
+    func monotonicNanos() -> UInt64 {
+        readsSystemClock ? perf_monotonic_ns() : clock.monotonicNanos()
+    }
+
+    /// Begins a span.
+    ///
+    /// - Parameters:
+    ///   - name: The span's name; a `StaticString`, so naming costs nothing.
+    ///   - budgetNanos: The span is recorded when it runs past this; `nil` records it every time.
+    ///   - lifetime: `.scoped` (the default) is not registered; `.bounded` and `.indefinite` are.
+    ///   - site: Where the span begins.
+    /// - Returns: The token to pass to ``end(_:exit:reason:detail:count:)``.
+    @inlinable
+    public func begin(
+        _ name: StaticString, budgetNanos: UInt64?, lifetime: SpanLifetime = .scoped, site: CallSite
+    ) -> SpanToken {
+        let start = monotonicNanos()
+        guard case .scoped = lifetime else {
+            return beginRegistered(
+                name, key: nil, budgetNanos: budgetNanos, lifetime: lifetime, site: site, start: start)
+        }
+        return SpanToken(name: name, startNanos: start, budgetNanos: budgetNanos, site: site, id: 0)
+    }
+
+    /// Ends a span: ticks its histogram, and records it if it ran past its budget (or has none).
+    ///
+    /// Ending a registered span that was already closed for it (superseded, expired, `closeAll`)
+    /// does nothing: its record was emitted when it closed.
+    ///
+    /// - Parameters:
+    ///   - token: What `begin` returned.
+    ///   - exit: How the work ended.
+    ///   - reason: Why, for a non-success exit (a type name, never user content).
+    ///   - detail: Privacy-filtered detail, kept only if the span is recorded.
+    ///   - count: An item count, kept only if the span is recorded.
+    @inlinable
+    public func end(
+        _ token: SpanToken, exit: SpanExit = .success, reason: String? = nil, detail: String? = nil,
+        count: Int? = nil
+    ) {
+        let now = monotonicNanos()
+        let elapsed = now >= token.startNanos ? now - token.startNanos : 0
+        guard token.id == 0 else {
+            endRegistered(token, elapsed: elapsed, exit: exit, reason: reason, detail: detail, count: count)
+            return
+        }
+        histograms.record(token.name, nanos: elapsed)
+        if elapsed >= token.recordThresholdNanos {
+            recordScopedEnd(token, elapsed: elapsed, exit: exit, reason: reason, detail: detail, count: count)
+        }
+    }
+
+    /// The slow path of a scoped span: build its record (wall time is read only here) and emit it.
+    @usableFromInline
+    func recordScopedEnd(
+        _ token: SpanToken, elapsed: UInt64, exit: SpanExit, reason: String?, detail: String?, count: Int?
+    ) {
+        let wall = clock.wallNanos()
+        pipeline.emit(
+            .spanEnded(
+                SpanEndRecord(
+                    id: 0, name: token.name.description, site: token.site.description,
+                    startWallNanos: wall >= elapsed ? wall - elapsed : 0, durationNanos: elapsed,
+                    budgetNanos: token.budgetNanos, exit: exit, reason: reason, detail: detail, count: count)))
+    }
+}
