@@ -122,6 +122,22 @@ enum Bench {
         return perf_thread_alloc_count() - before
     }
 
+    /// Allocations per call of `body` over `iterations` calls on this thread, after one warm-up
+    /// call (lazy globals and caches allocate once).
+    static func allocationsPerOp(iterations: Int, _ body: () -> Void) -> Double {
+        body()
+        let count = allocations { for _ in 0..<iterations { body() } }
+        return Double(count) / Double(iterations)
+    }
+
+    /// Allocations by every thread of the process while `body` runs; for multi-threaded probes
+    /// where the measuring thread only waits.
+    static func processAllocations(_ body: () -> Void) -> UInt64 {
+        let before = perf_process_alloc_count()
+        body()
+        return perf_process_alloc_count() - before
+    }
+
     /// Runs `body` on `threads` threads at once (released together) and returns each thread's
     /// result.
     static func concurrently<T: Sendable>(threads: Int, _ body: @escaping @Sendable (Int) -> T) -> [T] {

@@ -2,7 +2,6 @@
 // run, its allocations, the same from two threads, measure, keyed spans, and the slow path.
 import CPerfShims
 import Foundation
-import Glibc
 import PerfCore
 
 enum SpanBenchmarks {
@@ -19,7 +18,7 @@ enum SpanBenchmarks {
         let iterations = context.scaled(100_000, quick: 20_000)
 
         let single = alternating(recorder: recorder, batches: batches, iterations: iterations)
-        let allocations = SwiftAllocationProbe.perOp(iterations: 10_000) {
+        let allocations = Bench.allocationsPerOp(iterations: 10_000) {
             recorder.end(recorder.begin("bench.span", budgetNanos: underBudgetNanos, site: site))
         }
         context.add(
@@ -30,7 +29,7 @@ enum SpanBenchmarks {
             BenchRow(
                 group: "span", name: hotPathAllocationsRow, unit: "allocs/op", median: allocations,
                 baseline: nil, target: "0", pass: allocations == 0,
-                note: "10,000 begin+end pairs under SwiftAllocationProbe"))
+                note: "10,000 begin+end pairs (malloc calls counted)"))
 
         let perThread = Bench.concurrently(threads: 2) { _ in
             alternating(recorder: recorder, batches: batches, iterations: iterations)
@@ -47,7 +46,7 @@ enum SpanBenchmarks {
             BenchRow(
                 group: "span", name: "scoped begin+end allocations, 2 threads", unit: "allocs/op",
                 median: twoThreadAllocations, baseline: nil, target: "0", pass: twoThreadAllocations == 0,
-                note: "2 × 10,000 begin+end pairs at once under SwiftAllocationProbe"))
+                note: "2 × 10,000 begin+end pairs at once (malloc calls counted)"))
 
         measure(context, recorder: recorder, batches: batches, iterations: iterations)
         keyed(context, baseline: single.span, batches: batches, iterations: max(1, iterations / 20))
@@ -100,13 +99,13 @@ enum SpanBenchmarks {
         }
         ready.wait()
         ready.wait()
-        let count = SwiftAllocationProbe.count {
+        let count = Bench.processAllocations {
             start.signal()
             start.signal()
             done.wait()
             done.wait()
         }
-        return count.map { Double($0) / Double(2 * iterations) } ?? .nan
+        return Double(count) / Double(2 * iterations)
     }
 
     /// `measure` around an empty body, sync and async, against the no-op `withSpan` of
@@ -177,7 +176,7 @@ enum SpanBenchmarks {
         let distribution = Bench.perOp(batches: batches, iterations: iterations) { count in
             for _ in 0..<count { recorder.end(recorder.begin("bench.slow", budgetNanos: nil, site: site)) }
         }
-        let allocations = SwiftAllocationProbe.perOp(iterations: 1_000) {
+        let allocations = Bench.allocationsPerOp(iterations: 1_000) {
             recorder.end(recorder.begin("bench.slow", budgetNanos: nil, site: site))
         }
         context.add(
@@ -206,58 +205,4 @@ enum SpanBenchmarks {
             ratio: measured.span.median / measured.baseline.median, target: target, pass: pass,
             allocationsPerOp: allocations)
     }
-}
-
-/// Counts Swift heap allocations around a body, then uninstalls itself.
-///
-/// Why not `Bench.allocations`: on Swift 6.3.1/Linux, a `_swift_allocObject` hook makes the
-/// runtime set `_swift_enableSwizzlingOfAllocationAndRefCountingFunctions_forInstrumentsOnly`,
-/// which routes `swift_bridgeObjectRetain` through an adapter that retains immortal string
-/// storage as if it were a heap object: the process crashes at the next `String(format:)`.
-/// This probe clears that flag on every counted allocation and restores the original hook
-/// afterwards. It must run while no other thread is allocating.
-enum SwiftAllocationProbe {
-    /// Allocations per call of `body`, over `iterations` calls (NaN if the hook is missing).
-    static func perOp(iterations: Int, _ body: () -> Void) -> Double {
-        body()  // warm-up: lazy globals and caches allocate once
-        guard let count = count({ for _ in 0..<iterations { body() } }) else { return .nan }
-        return Double(count) / Double(iterations)
-    }
-
-    /// Swift heap allocations made while `body` runs, or nil if the runtime hook is missing.
-    static func count(_ body: () -> Void) -> UInt64? {
-        guard let slot = dlsym(nil, "_swift_allocObject"),
-            let flag = dlsym(nil, "_swift_enableSwizzlingOfAllocationAndRefCountingFunctions_forInstrumentsOnly")
-        else { return nil }
-        let hookSlot = slot.assumingMemoryBound(to: SwiftAllocObject?.self)
-        guard let original = hookSlot.pointee else { return nil }
-        let counter = UnsafeMutablePointer<UInt64>.allocate(capacity: 1)
-        counter.initialize(to: 0)
-        defer { counter.deallocate() }
-        probeState = ProbeState(
-            original: original, swizzleFlag: flag.assumingMemoryBound(to: UInt8.self), counter: counter)
-        hookSlot.pointee = countingAllocObject
-        body()
-        hookSlot.pointee = original
-        flag.storeBytes(of: 0, as: UInt8.self)
-        return perf_atomic_load_u64(counter)
-    }
-}
-
-private typealias SwiftAllocObject = @convention(c) (UnsafeRawPointer?, Int, Int) -> UnsafeMutableRawPointer?
-
-private struct ProbeState {
-    let original: SwiftAllocObject
-    let swizzleFlag: UnsafeMutablePointer<UInt8>
-    let counter: UnsafeMutablePointer<UInt64>
-}
-
-/// Set before the hook is installed, read only by the hook: no allocation inside it.
-nonisolated(unsafe) private var probeState: ProbeState?
-
-private let countingAllocObject: SwiftAllocObject = { metadata, size, alignMask in
-    let state = probeState.unsafelyUnwrapped
-    _ = perf_atomic_add_u64(state.counter, 1)
-    state.swizzleFlag.pointee = 0
-    return state.original(metadata, size, alignMask)
 }
