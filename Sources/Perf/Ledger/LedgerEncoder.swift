@@ -190,21 +190,42 @@ enum LedgerEncoder {
     }
 
     /// Writes a JSON string. Swift strings are always valid UTF-8, so only `"`, `\` and control
-    /// characters (C0 and DEL) need escaping, as `\u00XX` so every reader understands them.
+    /// characters (C0 and DEL) need escaping, as `\u00XX` so every reader understands them. U+FEFF
+    /// is escaped too: Foundation's JSONSerialization silently drops a raw one at the start of a
+    /// string. Unescaped runs are copied in bulk.
     static func appendQuoted(_ string: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        for byte in string.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
-                out.append(UInt8(ascii: "\\"))
-                out.append(byte)
-            case 0..<0x20, 0x7F:
-                out.append(contentsOf: "\\u00".utf8)
-                out.append(hexDigit(byte >> 4))
-                out.append(hexDigit(byte & 0xF))
-            default:
-                out.append(byte)
+        var string = string
+        string.withUTF8 { bytes in
+            var runStart = 0
+            var index = 0
+            while index < bytes.count {
+                let byte = bytes[index]
+                let escapeLength: Int
+                switch byte {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), 0..<0x20, 0x7F: escapeLength = 1
+                case 0xEF where index + 2 < bytes.count && bytes[index + 1] == 0xBB && bytes[index + 2] == 0xBF:
+                    escapeLength = 3
+                default:
+                    index += 1
+                    continue
+                }
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
+                switch byte {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"):
+                    out.append(UInt8(ascii: "\\"))
+                    out.append(byte)
+                case 0xEF:
+                    out.append(contentsOf: "\\ufeff".utf8)
+                default:
+                    out.append(contentsOf: "\\u00".utf8)
+                    out.append(hexDigit(byte >> 4))
+                    out.append(hexDigit(byte & 0xF))
+                }
+                index += escapeLength
+                runStart = index
             }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]))
         }
         out.append(UInt8(ascii: "\""))
     }
