@@ -6,13 +6,16 @@ extension Perf {
     /// Events never carry content: a `detail` is meant for a route or a short label. The filter
     /// errs on the side of dropping too much:
     /// - The text is percent-decoded until it stops changing (so `%3F`, `%23`, `%253F` and an
-    ///   encoded `://` are seen for what they are), split on whitespace and control characters,
+    ///   encoded `://` are seen for what they are), split on whitespace and control characters
+    ///   (C0, DEL, C1, line separators and bidirectional overrides),
     ///   and each word is filtered on its own, so a URL inside a sentence is caught too.
     /// - A word loses everything from the first `?` or `#` (query, fragment).
     /// - A word containing `//` keeps only the path after the authority that follows the last
-    ///   `//` (no scheme, user info, host or port); `\` counts as `/`.
-    /// - A word starting with a scheme and a colon but no `//` (`mailto:`, `data:`,
-    ///   `javascript:`, `host:port/…`) is dropped whole: its content is the payload.
+    ///   `//` (no scheme, user info, host or port); `\` counts as `/`. An authority that is not
+    ///   `[user@]host[:port]` means URLs glued together: the word is dropped.
+    /// - A word with a scheme-like colon (`mailto:`, `data:`, `javascript:`, `host:port/…`)
+    ///   loses the path segment holding the colon and all after it: the content
+    ///   is the payload.
     /// - A word containing `@` loses everything up to the host after the last `@`.
     /// - Words are joined with single spaces (control characters removed, C1 controls and
     ///   bidirectional overrides too) and the result is cut to ``maximumBytes`` at a UTF-8
@@ -33,6 +36,13 @@ extension Perf {
         public static func sanitize(detail: String) -> String {
             var bytes = Array(detail.utf8.prefix(maximumInputBytes))
             while let decoded = percentDecoded(bytes) { bytes = decoded }
+            // Invisible controls separate words too: removed only at the end, they would glue a
+            // URL's remains to the next word after that word was judged.
+            var text = String(decoding: bytes, as: UTF8.self)
+            if text.unicodeScalars.contains(where: isInvisibleControl) {
+                text = String(String.UnicodeScalarView(text.unicodeScalars.map { isInvisibleControl($0) ? " " : $0 }))
+                bytes = Array(text.utf8)
+            }
             var output: [UInt8] = []
             for word in words(of: bytes) {
                 let filtered = filterWord(word)
@@ -41,9 +51,7 @@ extension Perf {
                 output.append(contentsOf: filtered)
                 if output.count >= maximumBytes { break }
             }
-            var text = String(decoding: output, as: UTF8.self)
-            text.unicodeScalars.removeAll(where: isInvisibleControl)
-            return truncatedAtScalarBoundary(text)
+            return truncatedAtScalarBoundary(String(decoding: output, as: UTF8.self))
         }
 
         /// C1 controls, line and paragraph separators and bidirectional overrides: invisible in a
@@ -99,11 +107,11 @@ extension Perf {
             for index in word.indices where word[index] == UInt8(ascii: "\\") { word[index] = UInt8(ascii: "/") }
             if let authorityStart = lastRange(of: [UInt8(ascii: "/"), UInt8(ascii: "/")], in: word) {
                 let afterSlashes = word[authorityStart...]
-                guard let pathStart = afterSlashes.firstIndex(of: UInt8(ascii: "/")) else { return [UInt8(ascii: "/")] }
-                word = Array(word[pathStart...])
-            } else if hasSchemePrefix(word) {
-                return []
+                let pathStart = afterSlashes.firstIndex(of: UInt8(ascii: "/")) ?? word.endIndex
+                guard isPlausibleAuthority(word[authorityStart..<pathStart]) else { return [] }
+                word = pathStart == word.endIndex ? [UInt8(ascii: "/")] : Array(word[pathStart...])
             }
+            if let start = schemeStart(in: word) { word.removeSubrange(start...) }
             if let at = word.lastIndex(of: UInt8(ascii: "@")) {
                 let afterAt = word[(at + 1)...]
                 guard let pathStart = afterAt.firstIndex(of: UInt8(ascii: "/")) else { return [] }
@@ -122,18 +130,26 @@ extension Perf {
             return nil
         }
 
-        /// `letter (letter | digit | + | - | .)* :` followed by something: a scheme (or a
-        /// `host:port`), whose content is not ours to keep. A bare `Error:` keeps its word.
-        private static func hasSchemePrefix(_ word: [UInt8]) -> Bool {
-            guard let first = word.first, isLetter(first) else { return false }
-            for index in word.indices.dropFirst() {
-                let byte = word[index]
-                if byte == UInt8(ascii: ":") { return index + 1 < word.count }
-                let allowed = isLetter(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
-                    || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
-                if !allowed { return false }
+        /// Where a `scheme:content` part starts (`mailto:`, `data:`, `host:port/…`, also glued
+        /// to a path before it): the path segment holding the first colon that has something
+        /// after it and a letter before it. Such content is not ours to keep. `Error:` (nothing
+        /// after), `12:30` (no letter) and `/users/:id` keep their words.
+        private static func schemeStart(in word: [UInt8]) -> Int? {
+            for colon in word.indices where word[colon] == UInt8(ascii: ":") && colon + 1 < word.count {
+                let segmentStart = word[..<colon].lastIndex(of: UInt8(ascii: "/")).map { $0 + 1 } ?? 0
+                if word[segmentStart..<colon].contains(where: { isLetter($0) || $0 >= 0x80 }) { return segmentStart }
             }
-            return false
+            return nil
+        }
+
+        /// Whether `authority` (between `//` and the path) is `[userinfo@]host[:digits]`. Anything
+        /// else means the word was not one URL but several glued together, and none of it is kept.
+        private static func isPlausibleAuthority(_ authority: ArraySlice<UInt8>) -> Bool {
+            var hostPort = authority
+            if let at = hostPort.lastIndex(of: UInt8(ascii: "@")) { hostPort = hostPort[(at + 1)...] }
+            if let bracket = hostPort.lastIndex(of: UInt8(ascii: "]")) { hostPort = hostPort[(bracket + 1)...] }
+            guard let colon = hostPort.lastIndex(of: UInt8(ascii: ":")) else { return true }
+            return hostPort[(colon + 1)...].allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
         }
 
         private static func isLetter(_ byte: UInt8) -> Bool {
