@@ -50,6 +50,10 @@ struct LedgerSyscalls: Sendable {
         return retryingEINTR { Int(Glibc.rename(from, to)) }
     }
 
+    func unlink(_ path: String) -> SyscallResult {
+        retryingEINTR { Int(Glibc.unlink(path)) }
+    }
+
     /// Size and link count of an open file.
     func fstat(_ fd: Int32) -> (size: Int, links: Int)? {
         var info = stat()

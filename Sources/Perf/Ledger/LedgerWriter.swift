@@ -259,8 +259,14 @@ extension Perf {
             replacementLock.withLock { _ -> LedgerError? in
                 let stillNeeded = state.withLock { $0.generation == expectedGeneration && !$0.closed }
                 guard stillNeeded else { return nil }
-                if rotate, case .failure(let errno) = syscalls.rename(path, previousPath), errno != ENOENT {
-                    return .rotate(path: path, errno: errno)
+                if rotate {
+                    // Renaming over an existing file makes ext4 (auto_da_alloc) flush the renamed
+                    // file's data first: ~300 µs measured, against ~100 µs for unlink + rename. The
+                    // old .prev is about to be replaced anyway; a crash in between only loses it early.
+                    _ = syscalls.unlink(previousPath)
+                    if case .failure(let errno) = syscalls.rename(path, previousPath), errno != ENOENT {
+                        return .rotate(path: path, errno: errno)
+                    }
                 }
                 var opened = Self.openFile(path: path, syscalls: syscalls)
                 if case .failure(let error) = opened, error.errno == ENOENT {
@@ -332,5 +338,17 @@ extension Perf {
                 if pool.count < 4 { pool.append(buffer) }
             }
         }
+    }
+}
+
+extension Perf.LedgerWriter {
+    /// Appends `event`'s line (keys sorted, `\n`-terminated) to `buffer`: the encoding `append`
+    /// writes, for benchmarks and tools that write lines elsewhere.
+    ///
+    /// - Parameters:
+    ///   - event: The event to encode.
+    ///   - buffer: Receives the bytes; its existing contents are kept.
+    public static func encode(_ event: Perf.LedgerEvent, into buffer: inout [UInt8]) {
+        LedgerEncoder.encodeLine(event, into: &buffer)
     }
 }
