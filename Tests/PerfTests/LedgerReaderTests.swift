@@ -5,7 +5,9 @@ import Testing
 @testable import Perf
 
 @Suite struct LedgerReaderTests {
-    private func read(_ contents: [UInt8], previous: [UInt8]? = nil) throws -> ([Perf.LedgerEvent], Perf.LedgerReader.Summary) {
+    private func read(_ contents: [UInt8], previous: [UInt8]? = nil) throws -> (
+        [Perf.LedgerEvent], Perf.LedgerReader.Summary
+    ) {
         let directory = try TemporaryDirectory("reader")
         defer { directory.remove() }
         try Data(contents).write(to: directory.ledger)
@@ -33,12 +35,14 @@ import Testing
     }
 
     @Test func unknownKindsAreSkippedButCountedAndUnknownKeysKept() throws {
-        let text = #"{"v":1,"ts":"2026-12-02T13:00:00.123Z","session":"s","kind":"teleport","name":"x"}"# + "\n"
+        let text =
+            #"{"v":1,"ts":"2026-12-02T13:00:00.123Z","session":"s","kind":"teleport","name":"x"}"# + "\n"
             + #"{"v":1,"ts":"2026-12-02T13:00:00.123Z","session":"s","kind":"note","name":"n","#
             + #""suppressedCount":3,"nested":{"a":[1,{"b":null}]},"gone":null,"ratio":0.5,"tags":["a","b"]}"# + "\n"
         let (events, summary) = try read(Array(text.utf8))
         #expect(summary.unknownKinds == 1 && summary.events == 1)
-        #expect(events.first?.extra == ["suppressedCount": .int(3), "ratio": .double(0.5), "tags": .strings(["a", "b"])])
+        #expect(
+            events.first?.extra == ["suppressedCount": .int(3), "ratio": .double(0.5), "tags": .strings(["a", "b"])])
         let directory = try TemporaryDirectory("reader")
         defer { directory.remove() }
         try Data(text.utf8).write(to: directory.ledger)
@@ -85,14 +89,17 @@ import Testing
 
     @Test func deepNestingIsRejectedWithoutRecursingFurther() throws {
         let depth = 100_000
-        let nested = Array(#"{"v":1,"x":"#.utf8) + Array(repeating: UInt8(ascii: "["), count: depth)
+        let nested =
+            Array(#"{"v":1,"x":"#.utf8) + Array(repeating: UInt8(ascii: "["), count: depth)
             + Array(repeating: UInt8(ascii: "]"), count: depth) + Array("}\n".utf8)
         let (events, summary) = try read(nested + line(.sampleSpan(sequence: 3)))
         #expect(events.map(\.count) == [3] && summary.malformedLines == 1)
     }
 
     @Test func aTenMegabyteLineIsSkippedAndTheNextLineRead() throws {
-        let long = Array(#"{"v":1,"detail":""#.utf8) + Array(repeating: UInt8(ascii: "a"), count: 10 * 1024 * 1024) + Array("\"}\n".utf8)
+        let long =
+            Array(#"{"v":1,"detail":""#.utf8) + Array(repeating: UInt8(ascii: "a"), count: 10 * 1024 * 1024)
+            + Array("\"}\n".utf8)
         let (events, summary) = try read(long + line(.sampleSpan(sequence: 4)))
         #expect(events.map(\.count) == [4] && summary.malformedLines == 1)
         let (unterminated, tornSummary) = try read(line(.sampleSpan(sequence: 5)) + long.dropLast())
@@ -137,14 +144,19 @@ import Testing
         for round in 0..<300 {
             var bytes: [UInt8]
             switch round % 3 {
-            case 0: bytes = (0..<Int.random(in: 0...2000, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
+            case 0:
+                bytes = (0..<Int.random(in: 0...2000, using: &random)).map { _ in
+                    UInt8.random(in: 0...255, using: &random)
+                }
             case 1:
                 bytes = sample
                 for _ in 0..<Int.random(in: 1...8, using: &random) {
                     bytes[Int.random(in: 0..<bytes.count, using: &random)] = UInt8.random(in: 0...255, using: &random)
                 }
             default:
-                bytes = (0..<Int.random(in: 0...400, using: &random)).map { _ in structural.randomElement(using: &random)! }
+                bytes = (0..<Int.random(in: 0...400, using: &random)).map { _ in
+                    structural.randomElement(using: &random)!
+                }
             }
             try Data(bytes).write(to: directory.ledger)
             let (events, summary) = try reader.readAll()

@@ -17,7 +17,11 @@ import Testing
         #expect(info.st_mode & 0o777 == 0o600)
         let (events, summary) = try Perf.LedgerReader(directory: directory.url).readAll()
         #expect(events.map(\.count) == Array(0..<10))
-        #expect(summary == { var s = Perf.LedgerReader.Summary(); s.events = 10; return s }())
+        #expect(
+            summary
+                == {
+                    var s = Perf.LedgerReader.Summary(); s.events = 10; return s
+                }())
         #expect(writer.statistics.linesWritten == 10)
         #expect(writer.statistics.bytesWritten == fileSize(directory.ledger))
     }
@@ -123,7 +127,8 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let faults = LedgerFaultInjector()
-        let writer = try Perf.LedgerWriter(directory: directory.url, capBytes: 1 << 20, syscalls: LedgerSyscalls(faults: faults))
+        let writer = try Perf.LedgerWriter(
+            directory: directory.url, capBytes: 1 << 20, syscalls: LedgerSyscalls(faults: faults))
         try writer.append(.sampleSpan(sequence: 0))
         faults.failWrites(3, errno: errno)
         for sequence in 1...3 {
@@ -142,11 +147,32 @@ import Testing
         #expect(writer.statistics.droppedLines == 3 && writer.statistics.gapReports == 1)
     }
 
+    @Test func aGapReportWaitsForALineItFitsBesideSoTheCapHolds() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let faults = LedgerFaultInjector()
+        let cap = try lineLength() + 20
+        let writer = try Perf.LedgerWriter(
+            directory: directory.url, capBytes: cap, syscalls: LedgerSyscalls(faults: faults))
+        faults.failWrites(1)
+        #expect(throws: Perf.LedgerError.self) { try writer.append(.sampleSpan(sequence: 0)) }
+        try writer.append(.sampleSpan(sequence: 1))
+        try writer.append(.sampleSpan(sequence: 2))
+        var small = Perf.LedgerEvent(kind: .note, name: "n", session: "s", timestampMs: 0)
+        small.count = 3
+        try writer.append(small)
+        #expect(fileSize(directory.ledger) <= cap && fileSize(directory.previous) <= cap)
+        #expect(writer.statistics.gapReports == 1)
+        let (events, _) = try Perf.LedgerReader(directory: directory.url).readAll()
+        #expect(events.map(\.kind) == [.span, .dropped, .note])
+    }
+
     @Test func aShortWriteIsDroppedAndItsFragmentCannotSwallowTheNextLine() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let faults = LedgerFaultInjector()
-        let writer = try Perf.LedgerWriter(directory: directory.url, capBytes: 1 << 20, syscalls: LedgerSyscalls(faults: faults))
+        let writer = try Perf.LedgerWriter(
+            directory: directory.url, capBytes: 1 << 20, syscalls: LedgerSyscalls(faults: faults))
         faults.shortWrite()
         #expect(throws: Perf.LedgerError.self) { try writer.append(.sampleSpan(sequence: 0)) }
         try writer.append(.sampleSpan(sequence: 1))
@@ -161,7 +187,8 @@ import Testing
         defer { directory.remove() }
         let faults = LedgerFaultInjector()
         let cap = try lineLength() * 2
-        let writer = try Perf.LedgerWriter(directory: directory.url, capBytes: cap, syscalls: LedgerSyscalls(faults: faults))
+        let writer = try Perf.LedgerWriter(
+            directory: directory.url, capBytes: cap, syscalls: LedgerSyscalls(faults: faults))
         for sequence in 0..<2 { try writer.append(.sampleSpan(sequence: sequence)) }
         faults.fail(.rename, 1, errno: EACCES)
         #expect(throws: Perf.LedgerError.self) { try writer.append(.sampleSpan(sequence: 2)) }
@@ -189,7 +216,8 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let faults = LedgerFaultInjector()
-        let writer = try Perf.LedgerWriter(directory: directory.url, capBytes: 1 << 20, syscalls: LedgerSyscalls(faults: faults))
+        let writer = try Perf.LedgerWriter(
+            directory: directory.url, capBytes: 1 << 20, syscalls: LedgerSyscalls(faults: faults))
         try FileManager.default.removeItem(at: directory.url)
         faults.failWrites(1, errno: ENOENT)
         #expect(throws: Perf.LedgerError.self) { try writer.append(.sampleSpan(sequence: 0)) }

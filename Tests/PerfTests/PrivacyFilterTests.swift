@@ -78,7 +78,9 @@ struct HostileURLGenerator {
         "SECRETUSER@", "SECRETUSER:SECRETPASS@", "SECRETUSER%40", "SECRETUSER%3ASECRETPASS%40", "%53ECRETUSER@",
         "SECRETUSER:SECRETPASS%2540",
     ]
-    private let hosts = ["SECRETHOST", "SECRETHOST.example.com", "[::SECRETHOST]", "SECRETHOST:8443", "SECRETHOST%3A99"]
+    private let hosts = [
+        "SECRETHOST", "SECRETHOST.example.com", "[::SECRETHOST]", "SECRETHOST:8443", "SECRETHOST%3A99",
+    ]
     private let pathSegments = ["/", "/v1", "/threads", "/a.b", "/%20x", "/é", "/😀", "/a;b", "/~u", "/:id", "/x@y/z"]
     private let queryMarks = ["?", "%3F", "%3f", "%253F", "%25253F", "??", "?&"]
     private let fragmentMarks = ["#", "%23", "%2523", "#!"]

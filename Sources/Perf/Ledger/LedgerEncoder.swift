@@ -113,7 +113,8 @@ enum LedgerEncoder {
         }
     }
 
-    private static func writeExtra(_ key: String, _ value: Perf.LedgerValue, into out: inout [UInt8], first: inout Bool) {
+    private static func writeExtra(_ key: String, _ value: Perf.LedgerValue, into out: inout [UInt8], first: inout Bool)
+    {
         if case .double(let number) = value, !number.isFinite { return }
         writeKey(key, into: &out, first: &first)
         switch value {

@@ -176,20 +176,23 @@ extension Perf {
                 var gapLine: [UInt8]?
                 var total = lineBytes
                 if state.pendingDropped > 0 {
-                    // Rare: only after a failure. The gap report rides in the same write(2).
+                    // Rare: only after a failure. The gap report rides in the same write(2); it
+                    // waits for a line it fits beside, so even a fresh file stays within the cap.
                     var gap = LedgerEvent(
                         kind: .dropped, name: "ledger", session: event.session, timestampMs: event.timestampMs)
                     gap.count = state.pendingDropped
                     var bytes: [UInt8] = []
                     LedgerEncoder.encodeLine(gap, into: &bytes)
-                    total += bytes.count
-                    gapLine = bytes
+                    if lineBytes + bytes.count <= capBytes {
+                        total += bytes.count
+                        gapLine = bytes
+                    }
                 }
                 if state.size + total > capBytes, state.size > 0 {
                     return .replace(generation: state.generation, rotate: true)
                 }
                 let gapCount = gapLine == nil ? 0 : state.pendingDropped
-                state.pendingDropped = 0
+                state.pendingDropped -= gapCount
                 state.size += total
                 return .write(descriptor, gapLine: gapLine, gapCount: gapCount)
             }
@@ -295,7 +298,9 @@ extension Perf {
 
         /// Opens the file, reads its size, and ends a line torn by an earlier crash with `\n` so
         /// the next line is not glued to it (the fragment then reads as one malformed line).
-        private static func openFile(path: String, syscalls: LedgerSyscalls) -> Result<(LedgerDescriptor, Int), LedgerError> {
+        private static func openFile(path: String, syscalls: LedgerSyscalls) -> Result<
+            (LedgerDescriptor, Int), LedgerError
+        > {
             let flags = O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC
             switch syscalls.open(path, flags: flags, mode: 0o600) {
             case .failure(let errno):
@@ -303,7 +308,8 @@ extension Perf {
             case .success(let fd):
                 let descriptor = LedgerDescriptor(fd: Int32(fd), syscalls: syscalls)
                 var size = syscalls.fstat(descriptor.fd)?.size ?? 0
-                if size > 0, let last = lastByte(path: path, size: size, syscalls: syscalls), last != UInt8(ascii: "\n") {
+                if size > 0, let last = lastByte(path: path, size: size, syscalls: syscalls), last != UInt8(ascii: "\n")
+                {
                     let newline: [UInt8] = [UInt8(ascii: "\n")]
                     if case .success(1) = newline.withUnsafeBytes({ syscalls.write(descriptor.fd, $0) }) {
                         size += 1
