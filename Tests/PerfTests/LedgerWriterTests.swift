@@ -198,6 +198,23 @@ import Testing
         #expect(events.map(\.kind) == [.span, .span, .dropped, .span])
     }
 
+    @Test func aFailedOpenAfterRotationKeepsThePreviousFile() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let faults = LedgerFaultInjector()
+        let cap = try lineLength() * 2
+        let writer = try Perf.LedgerWriter(
+            directory: directory.url, capBytes: cap, syscalls: LedgerSyscalls(faults: faults))
+        for sequence in 0..<2 { try writer.append(.sampleSpan(sequence: sequence)) }
+        faults.fail(.open, 1, errno: EMFILE)
+        #expect(throws: Perf.LedgerError.self) { try writer.append(.sampleSpan(sequence: 2)) }
+        try writer.append(.sampleSpan(sequence: 3))
+        let (events, _) = try Perf.LedgerReader(directory: directory.url).readAll()
+        #expect(events.map(\.kind) == [.span, .span, .dropped, .span])
+        #expect(events.map(\.count) == [0, 1, 1, 3])
+        #expect(fileSize(directory.previous) <= cap && fileSize(directory.ledger) <= cap)
+    }
+
     @Test func aDeletedFileIsNoticedAndReopened() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

@@ -279,6 +279,12 @@ extension Perf {
                 }
                 switch opened {
                 case .failure(let error):
+                    // After a rename the old descriptor points at .prev: appending there would
+                    // overfill it, and rotating again would unlink it. Reopen next time instead.
+                    state.withLock { state in
+                        state.descriptor = nil
+                        state.generation &+= 1
+                    }
                     return error
                 case .success(let (descriptor, size)):
                     let old = state.withLock { state -> LedgerDescriptor? in
