@@ -79,7 +79,7 @@ enum LedgerEncoder {
         case .budgetMs: writeNumber(key, event.budgetMs, into: &out, first: &first)
         case .count:
             if let count = event.count {
-                writeKey(key.name, into: &out, first: &first)
+                writeKey(key, into: &out, first: &first)
                 writeInteger(Int64(count), into: &out)
             }
         case .culprit: writeString(key, event.culprit, into: &out, first: &first)
@@ -88,7 +88,7 @@ enum LedgerEncoder {
         case .exit: writeString(key, event.exit, into: &out, first: &first)
         case .fatal:
             if let fatal = event.fatal {
-                writeKey(key.name, into: &out, first: &first)
+                writeKey(key, into: &out, first: &first)
                 writeBool(fatal, into: &out)
             }
         case .kind: writeString(key, event.kind.rawValue, into: &out, first: &first)
@@ -102,13 +102,13 @@ enum LedgerEncoder {
         case .suppressed: writeString(key, event.suppressed, into: &out, first: &first)
         case .thread: writeString(key, event.thread, into: &out, first: &first)
         case .ts:
-            writeKey(key.name, into: &out, first: &first)
+            writeKey(key, into: &out, first: &first)
             out.append(UInt8(ascii: "\""))
             LedgerTimestamp.appendISO8601(millisecondsSinceEpoch: event.timestampMs, into: &out)
             out.append(UInt8(ascii: "\""))
         case .upperMs: writeNumber(key, event.upperMs, into: &out, first: &first)
         case .v:
-            writeKey(key.name, into: &out, first: &first)
+            writeKey(key, into: &out, first: &first)
             writeInteger(Int64(event.version), into: &out)
         }
     }
@@ -126,6 +126,16 @@ enum LedgerEncoder {
         }
     }
 
+    /// Schema keys need no escaping: their bytes are copied as they are.
+    private static func writeKey(_ key: FixedKey, into out: inout [UInt8], first: inout Bool) {
+        if !first { out.append(UInt8(ascii: ",")) }
+        first = false
+        out.append(UInt8(ascii: "\""))
+        out.append(contentsOf: key.name.utf8)
+        out.append(UInt8(ascii: "\""))
+        out.append(UInt8(ascii: ":"))
+    }
+
     private static func writeKey(_ key: String, into out: inout [UInt8], first: inout Bool) {
         if !first { out.append(UInt8(ascii: ",")) }
         first = false
@@ -135,20 +145,20 @@ enum LedgerEncoder {
 
     private static func writeString(_ key: FixedKey, _ value: String?, into out: inout [UInt8], first: inout Bool) {
         guard let value else { return }
-        writeKey(key.name, into: &out, first: &first)
+        writeKey(key, into: &out, first: &first)
         appendQuoted(value, into: &out)
     }
 
     private static func writeStrings(_ key: FixedKey, _ value: [String]?, into out: inout [UInt8], first: inout Bool) {
         guard let value else { return }
-        writeKey(key.name, into: &out, first: &first)
+        writeKey(key, into: &out, first: &first)
         appendArray(value, into: &out)
     }
 
     /// NaN and infinities have no JSON spelling: the key is left out rather than lying.
     private static func writeNumber(_ key: FixedKey, _ value: Double?, into out: inout [UInt8], first: inout Bool) {
         guard let value, value.isFinite else { return }
-        writeKey(key.name, into: &out, first: &first)
+        writeKey(key, into: &out, first: &first)
         appendDouble(value, into: &out)
     }
 

@@ -89,13 +89,16 @@ enum LedgerTimestamp {
         return era * 146_097 + dayOfEra - 719_468
     }
 
+    /// Zero-padded to `count` digits (the value is non-negative and fits).
     private static func appendDigits(_ value: Int64, count: Int, into out: inout [UInt8]) {
-        var divisor = pow10(count - 1)
-        var remaining = max(0, value) % (divisor * 10)
-        while divisor > 0 {
-            out.append(UInt8(ascii: "0") + UInt8(remaining / divisor))
-            remaining %= divisor
-            divisor /= 10
+        let end = out.count + count
+        out.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: count))
+        var remaining = max(0, value)
+        var index = end
+        while remaining > 0, index > end - count {
+            index -= 1
+            out[index] = UInt8(ascii: "0") + UInt8(remaining % 10)
+            remaining /= 10
         }
     }
 }
