@@ -1,0 +1,122 @@
+// The ledger line format: the contract's exact bytes, key order, escaping and timestamps.
+import Foundation
+import Testing
+
+@testable import Perf
+
+@Suite struct LedgerEncoderTests {
+    private func encode(_ event: Perf.LedgerEvent) -> String {
+        var bytes: [UInt8] = []
+        LedgerEncoder.encodeLine(event, into: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    @Test func typicalSpanMatchesTheContractExample() {
+        var event = Perf.LedgerEvent.sampleSpan(sequence: 200, session: "abc")
+        event.timestampMs = LedgerTimestamp.parseISO8601("2026-12-02T13:00:00.123Z")!
+        #expect(
+            encode(event)
+                == #"{"budgetMs":1000,"count":200,"detail":"/v1/threads","durationMs":1234.5,"exit":"success","#
+                + #""kind":"span","name":"api.get","session":"abc","site":"MyService/API.swift:88","#
+                + #""ts":"2026-12-02T13:00:00.123Z","v":1}"# + "\n")
+    }
+
+    @Test func extraKeysAreMergedInByteOrderAndFixedKeysWin() {
+        var event = Perf.LedgerEvent(kind: .note, name: "n", session: "s", timestampMs: 0)
+        event.extra = [
+            "zeta": .bool(true), "Alpha": .int(-3), "reason": .string("x"), "name": .string("ignored"),
+            "frames": .strings(["a", "b"]), "ratio": .double(0.25), "nan": .double(.nan),
+        ]
+        #expect(
+            encode(event)
+                == #"{"Alpha":-3,"frames":["a","b"],"kind":"note","name":"n","ratio":0.25,"reason":"x","#
+                + #""session":"s","ts":"1970-01-01T00:00:00.000Z","v":1,"zeta":true}"# + "\n")
+    }
+
+    @Test func nonFiniteNumbersAreOmitted() {
+        var event = Perf.LedgerEvent(kind: .span, name: "n", session: "s", timestampMs: 0)
+        event.durationMs = .infinity
+        event.budgetMs = .nan
+        event.stallMs = -.infinity
+        let line = encode(event)
+        #expect(!line.contains("durationMs") && !line.contains("budgetMs") && !line.contains("stallMs"))
+    }
+
+    @Test(arguments: [
+        ("1970-01-01T00:00:00.000Z", Int64(0)),
+        ("2026-12-02T13:00:00.123Z", Int64(1_796_216_400_123)),
+        ("2000-02-29T23:59:59.999Z", Int64(951_868_799_999)),
+        ("1969-12-31T23:59:59.999Z", Int64(-1)),
+        ("2100-03-01T00:00:00.000Z", Int64(4_107_542_400_000)),
+    ])
+    func timestampsRoundTrip(text: String, ms: Int64) {
+        var bytes: [UInt8] = []
+        LedgerTimestamp.appendISO8601(millisecondsSinceEpoch: ms, into: &bytes)
+        #expect(String(decoding: bytes, as: UTF8.self) == text)
+        #expect(LedgerTimestamp.parseISO8601(text) == ms)
+    }
+
+    @Test func timestampsAgreeWithFoundation() {
+        var random = SeededRandom(seed: SeededRandom.makeSeed())
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        for _ in 0..<500 {
+            let ms = Int64.random(in: 0...4_102_444_800_000, using: &random)
+            var bytes: [UInt8] = []
+            LedgerTimestamp.appendISO8601(millisecondsSinceEpoch: ms, into: &bytes)
+            let expected = formatter.string(from: Date(timeIntervalSince1970: Double(ms) / 1000))
+            #expect(String(decoding: bytes, as: UTF8.self) == expected, "ms \(ms)")
+        }
+    }
+
+    /// Hostile strings in every string field survive the encoder, our reader and Foundation's
+    /// JSONSerialization byte for byte.
+    @Test func escapingRoundTripsThroughBothReaders() throws {
+        let seed = SeededRandom.makeSeed()
+        var random = SeededRandom(seed: seed)
+        let alphabet: [Unicode.Scalar] = [
+            "\"", "\\", "/", "\n", "\r", "\t", "\u{0}", "\u{1}", "\u{1F}", "\u{7F}", "\u{80}", "\u{2028}",
+            "é", "€", "😀", "\u{FEFF}", "a", "Z", " ", "{", "}", "[", "]", ":", ",", "\u{10FFFF}",
+        ]
+        for _ in 0..<300 {
+            var text = String.UnicodeScalarView()
+            for _ in 0..<Int.random(in: 0...40, using: &random) {
+                text.append(alphabet.randomElement(using: &random)!)
+            }
+            let string = String(text)
+            var event = Perf.LedgerEvent(kind: .note, name: string, session: string, timestampMs: 1)
+            event.detail = string
+            event.stack = [string, string]
+            event.extra = ["k\(string)": .string(string)]
+            var bytes: [UInt8] = []
+            LedgerEncoder.encodeLine(event, into: &bytes)
+            #expect(bytes.last == UInt8(ascii: "\n"))
+            #expect(bytes.dropLast().allSatisfy { $0 != UInt8(ascii: "\n") }, "seed \(seed)")
+            let parsed = bytes.dropLast().withUnsafeBufferPointer { Perf.LedgerEvent.parse(line: $0) }
+            #expect(parsed == event, "seed \(seed): \(String(decoding: bytes, as: UTF8.self))")
+            let object = try JSONSerialization.jsonObject(with: Data(bytes.dropLast())) as? [String: Any]
+            #expect(object?["detail"] as? String == string, "seed \(seed)")
+            #expect(object?["k\(string)"] as? String == string, "seed \(seed)")
+        }
+    }
+
+    @Test func everyOptionalKeyRoundTrips() {
+        var event = Perf.LedgerEvent(kind: .hang, name: "main", session: "s", timestampMs: 1_796_216_400_000)
+        event.durationMs = 0.125
+        event.lowerMs = 250
+        event.upperMs = 310.5
+        event.stallMs = 280.25
+        event.fatal = true
+        event.suppressed = "process stopped"
+        event.thread = "main"
+        event.stack = ["frame 0", "frame 1"]
+        event.stuckFrames = ["frame 1"]
+        event.culprit = "frame 1"
+        event.exit = "failure"
+        event.extra = ["pid": .int(42), "big": .double(1e300), "tiny": .double(-2.5e-12), "ok": .bool(false)]
+        var bytes: [UInt8] = []
+        LedgerEncoder.encodeLine(event, into: &bytes)
+        let parsed = bytes.dropLast().withUnsafeBufferPointer { Perf.LedgerEvent.parse(line: $0) }
+        #expect(parsed == event)
+    }
+}
