@@ -77,23 +77,6 @@ enum LedgerBenchmarks {
         return samples
     }
 
-    /// `Bench.allocations`, then the runtime's allocation hook restored: with the hook left
-    /// installed, Swift 6.3.1 on Linux routes retains through an adapter that crashes on the next
-    /// retain of a tagged value (seen here in `BenchContext.add`). Same workaround as the
-    /// histogram group's; it belongs in BenchSupport. Runs while no other thread is active.
-    private static func countAllocations(_ body: () -> Void) -> UInt64 {
-        let hookSlot = dlsym(nil, "_swift_allocObject")?.assumingMemoryBound(to: UnsafeRawPointer?.self)
-        let swizzling = dlsym(nil, "_swift_enableSwizzlingOfAllocationAndRefCountingFunctions_forInstrumentsOnly")?
-            .assumingMemoryBound(to: UInt8.self)
-        let original = hookSlot?.pointee
-        let allocations = Bench.allocations(body)
-        if let hookSlot, let swizzling {
-            hookSlot.pointee = original
-            swizzling.pointee = 0
-        }
-        return allocations
-    }
-
     private static func fixed(_ value: Double, _ digits: Int = 0) -> String {
         String(format: "%.\(digits)f", value)
     }
@@ -112,7 +95,7 @@ enum LedgerBenchmarks {
                 Bench.blackHole(buffer.count)
             }
         }
-        let allocations = countAllocations {
+        let allocations = Bench.allocations {
             for _ in 0..<1000 {
                 buffer.removeAll(keepingCapacity: true)
                 Perf.LedgerWriter.encode(event, into: &buffer)
@@ -141,7 +124,7 @@ enum LedgerBenchmarks {
             base += latencies(count / 5) { raw.write() }
             mine += latencies(count / 5) { try? writer.append(event) }
         }
-        let allocations = countAllocations {
+        let allocations = Bench.allocations {
             for _ in 0..<1000 { try? writer.append(event) }
         }
         let ledger = Distribution(mine)
