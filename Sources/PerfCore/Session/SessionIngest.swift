@@ -1,0 +1,90 @@
+// Replays a recovered session journal into a RecoveredSession: pure, no I/O.
+import Foundation
+import JournalKit
+
+/// Turns a journal's recovered bytes into the story of its session.
+enum SessionIngest {
+    /// Replays `recovery` for the session in directory `id`.
+    static func ingest(id: String, recovery: Journal.Recovery) -> RecoveredSession {
+        var info: SessionInfo?
+        var spans: [UInt64: JournalledSpan] = [:]
+        var spanOrder: [UInt64] = []
+        var markers: [UInt64: OngoingMarker] = [:]
+        var markerOrder: [UInt64] = []
+        var endWallNanos: UInt64?
+        var undecodable = 0
+        var skippedUnknown = 0
+        var sequences: [UInt64] = []
+
+        for header in recovery.headers {
+            if case .start(let headerInfo)? = try? SessionEntryCodec.decode(header)?.entry, info == nil {
+                info = headerInfo
+            }
+        }
+        for data in recovery.entries {
+            let decoded: SequencedEntry?
+            do {
+                decoded = try SessionEntryCodec.decode(data)
+            } catch {
+                undecodable += 1
+                continue
+            }
+            guard let decoded else {
+                skippedUnknown += 1
+                continue
+            }
+            switch decoded.entry {
+            case .start(let entryInfo):
+                // A journal without header support would hold the header as its first entry.
+                if info == nil { info = entryInfo }
+                continue
+            case .spanBegan(let span):
+                if spans.updateValue(span, forKey: span.id) == nil { spanOrder.append(span.id) }
+            case .spanClosed(let id):
+                spans[id] = nil
+            case .ongoingSet(let marker):
+                if markers.updateValue(marker, forKey: marker.id) == nil { markerOrder.append(marker.id) }
+            case .ongoingCleared(let id):
+                markers[id] = nil
+            case .end(let wallNanos):
+                endWallNanos = wallNanos
+            }
+            sequences.append(decoded.sequence)
+        }
+
+        guard let info else {
+            return RecoveredSession(
+                id: id, info: nil,
+                status: .unreadable(
+                    reason: "no readable session header among \(recovery.headers.count) header(s) and "
+                        + "\(recovery.entries.count) entries"))
+        }
+        let orphaned = spanOrder.compactMap { spans[$0] }
+        let status: RecoveredSession.Status = endWallNanos.map { .terminated(endWallNanos: $0) } ?? .crashed
+        let fatal = endWallNanos == nil ? markerOrder.compactMap { markers[$0] } : []
+
+        var losses: [String] = []
+        if recovery.tornTail { losses.append("the journal's tail was torn; entries after it are lost") }
+        let firstSequence = sequences.min()
+        if recovery.droppedOlderEntries || (firstSequence ?? 1) > 1 {
+            losses.append(
+                "older entries were dropped to stay within the byte budget; spans begun before the drop may be missing")
+        }
+        let gap = missingCount(in: sequences)
+        if gap > 0 { losses.append("\(gap) entries are missing between the first and the last kept") }
+        if undecodable > 0 { losses.append("\(undecodable) entries did not decode and were skipped") }
+        if skippedUnknown > 0 {
+            losses.append("\(skippedUnknown) entries of a newer format or unknown type were skipped")
+        }
+        return RecoveredSession(
+            id: id, info: info, status: status, orphanedSpans: orphaned, fatalMarkers: fatal,
+            recoveryNote: losses.isEmpty ? nil : losses.joined(separator: "; "))
+    }
+
+    /// How many numbers between the smallest and the largest of `sequences` are absent.
+    static func missingCount(in sequences: [UInt64]) -> UInt64 {
+        let distinct = Set(sequences)
+        guard let low = distinct.min(), let high = distinct.max() else { return 0 }
+        return (high - low + 1) - UInt64(distinct.count)
+    }
+}
