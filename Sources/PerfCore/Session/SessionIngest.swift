@@ -4,8 +4,17 @@ import JournalKit
 
 /// Turns a journal's recovered bytes into the story of its session.
 enum SessionIngest {
-    /// Replays `recovery` for the session in directory `id`.
+    /// Replays what `Journal.recover` returned for the session in directory `id`.
     static func ingest(id: String, recovery: Journal.Recovery) -> RecoveredSession {
+        ingest(
+            id: id, headers: recovery.headers, entries: recovery.entries, tornTail: recovery.tornTail,
+            droppedOlderEntries: recovery.droppedOlderEntries)
+    }
+
+    /// Replays a journal's headers and entries, in append order.
+    static func ingest(
+        id: String, headers: [Data], entries: [Data], tornTail: Bool, droppedOlderEntries: Bool
+    ) -> RecoveredSession {
         var info: SessionInfo?
         var spans: [UInt64: JournalledSpan] = [:]
         var spanOrder: [UInt64] = []
@@ -16,12 +25,12 @@ enum SessionIngest {
         var skippedUnknown = 0
         var sequences: [UInt64] = []
 
-        for header in recovery.headers {
+        for header in headers {
             if case .start(let headerInfo)? = try? SessionEntryCodec.decode(header)?.entry, info == nil {
                 info = headerInfo
             }
         }
-        for data in recovery.entries {
+        for data in entries {
             let decoded: SequencedEntry?
             do {
                 decoded = try SessionEntryCodec.decode(data)
@@ -56,17 +65,17 @@ enum SessionIngest {
             return RecoveredSession(
                 id: id, info: nil,
                 status: .unreadable(
-                    reason: "no readable session header among \(recovery.headers.count) header(s) and "
-                        + "\(recovery.entries.count) entries"))
+                    reason: "no readable session header among \(headers.count) header(s) and "
+                        + "\(entries.count) entries"))
         }
         let orphaned = spanOrder.compactMap { spans[$0] }
         let status: RecoveredSession.Status = endWallNanos.map { .terminated(endWallNanos: $0) } ?? .crashed
         let fatal = endWallNanos == nil ? markerOrder.compactMap { markers[$0] } : []
 
         var losses: [String] = []
-        if recovery.tornTail { losses.append("the journal's tail was torn; entries after it are lost") }
+        if tornTail { losses.append("the journal's tail was torn; entries after it are lost") }
         let firstSequence = sequences.min()
-        if recovery.droppedOlderEntries || (firstSequence ?? 1) > 1 {
+        if droppedOlderEntries || (firstSequence ?? 1) > 1 {
             losses.append(
                 "older entries were dropped to stay within the byte budget; spans begun before the drop may be missing")
         }
