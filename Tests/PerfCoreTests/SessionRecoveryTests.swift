@@ -8,9 +8,11 @@ import Testing
         let scratch = try SessionScratchDirectory()
         defer { scratch.remove() }
         let info = SessionSamples.info()
-        let session = try SessionStore(directory: scratch.url).start(info)
+        let clock = ManualClock(wallNanos: info.startWallNanos)
+        let session = try SessionStore(directory: scratch.url, clock: clock).start(info)
         session.spanBegan(SessionSamples.span(id: 1))
         session.spanClosed(id: 1)
+        clock.advance(byMilliseconds: 1500)
         session.end()
         #expect(session.failureCount == 0)
         #expect(session.isEnded)
@@ -19,11 +21,7 @@ import Testing
         try #require(recovered.count == 1)
         #expect(recovered[0].id == info.id)
         #expect(recovered[0].info == info)
-        guard case .terminated(let endWallNanos) = recovered[0].status else {
-            Issue.record("expected terminated, got \(recovered[0].status)")
-            return
-        }
-        #expect(endWallNanos >= info.startWallNanos)
+        #expect(recovered[0].status == .terminated(endWallNanos: info.startWallNanos + 1_500_000_000))
         #expect(recovered[0].orphanedSpans.isEmpty)
         #expect(recovered[0].fatalMarkers.isEmpty)
         #expect(recovered[0].recoveryNote == nil)

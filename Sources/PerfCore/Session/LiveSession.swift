@@ -33,8 +33,11 @@ public final class LiveSession: Sendable {
     private let failures = Atomic<Int>(0)
     private let ended = Atomic<Bool>(false)
 
-    init(info: SessionInfo, journal: Journal, lock: SessionLockFile) {
+    private let clock: any PerfClock
+
+    init(info: SessionInfo, journal: Journal, lock: SessionLockFile, clock: any PerfClock) {
         self.info = info
+        self.clock = clock
         self.journal = journal
         self.lock = Mutex(lock)
     }
@@ -83,7 +86,7 @@ public final class LiveSession: Sendable {
     public func end() {
         guard ended.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
         else { return }
-        appendNow(.end(wallNanos: SystemClock().wallNanos()))
+        appendNow(.end(wallNanos: clock.wallNanos()))
         journal.close()
         // Dropping the lock file closes its descriptor, which releases the flock.
         lock.withLock { $0 = nil }

@@ -19,6 +19,7 @@ public struct SessionError: Error, Sendable, Equatable, CustomStringConvertible 
         /// An ingested journal could not be deleted.
         public static let cleanup = Code(name: "cleanup")
 
+        /// The code's name, e.g. `alreadyLive`.
         public var description: String { name }
     }
 
@@ -33,5 +34,6 @@ public struct SessionError: Error, Sendable, Equatable, CustomStringConvertible 
         self.message = message
     }
 
+    /// `<code>: <message>`, for logs.
     public var description: String { "\(code): \(message)" }
 }

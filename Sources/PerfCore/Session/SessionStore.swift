@@ -27,6 +27,8 @@ public final class SessionStore: Sendable {
     public let journalByteBudget: Int
     /// How far each journal append survives.
     public let durability: Journal.Durability
+    /// Where end markers read their wall time; tests inject a ``ManualClock``.
+    public let clock: any PerfClock
 
     private var sessionsDirectory: URL { directory.appendingPathComponent("sessions", isDirectory: true) }
     // Locks of sessions this store recovered and the caller has not acknowledged yet.
@@ -40,10 +42,15 @@ public final class SessionStore: Sendable {
     ///     default 1 MiB holds tens of thousands of span begins.
     ///   - durability: `.processDeath` (default) survives crashes and SIGKILL; `.fsync` also
     ///     survives power loss, at a sync per append.
-    public init(directory: URL, journalByteBudget: Int = 1 << 20, durability: Journal.Durability = .processDeath) {
+    ///   - clock: The clock of end markers; the system clock by default.
+    public init(
+        directory: URL, journalByteBudget: Int = 1 << 20, durability: Journal.Durability = .processDeath,
+        clock: any PerfClock = SystemClock()
+    ) {
         self.directory = directory
         self.journalByteBudget = journalByteBudget
         self.durability = durability
+        self.clock = clock
     }
 
     /// Starts the session `info` and returns it live, its lock held until ``LiveSession/end()``.
@@ -70,7 +77,7 @@ public final class SessionStore: Sendable {
                 configuration: .init(
                     byteBudget: journalByteBudget, durability: durability,
                     segmentHeader: SessionEntryCodec.encode(.start(info), sequence: 0)))
-            return LiveSession(info: info, journal: journal, lock: lock)
+            return LiveSession(info: info, journal: journal, lock: lock, clock: clock)
         } catch {
             throw SessionError(
                 code: .journal,
