@@ -35,7 +35,8 @@ enum SessionCrashChild {
                 id: 1, kind: "hang", name: "main", startedWallNanos: now, lastKnownDurationNanos: 1_500_000_000,
                 payload: ["culprit": "Child.block", "stack": "Child.block\nmain"]))
         guard session.failureCount == 0 else {
-            FileHandle.standardError.write(Data("perf-bench child session: \(session.failureCount) journal failures\n".utf8))
+            FileHandle.standardError.write(
+                Data("perf-bench child session: \(session.failureCount) journal failures\n".utf8))
             return 1
         }
         FileHandle.standardOutput.write(Data("ready\n".utf8))

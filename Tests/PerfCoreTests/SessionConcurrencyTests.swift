@@ -3,6 +3,7 @@
 import Dispatch
 import Foundation
 import Testing
+
 @testable import PerfCore
 
 @Suite struct SessionConcurrencyTests {

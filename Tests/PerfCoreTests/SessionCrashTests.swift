@@ -1,6 +1,7 @@
 // Crash recovery against a real child process killed by SIGKILL mid-session.
 import Foundation
 import Testing
+
 @testable import PerfCore
 
 @Suite(.serialized) struct SessionCrashTests {

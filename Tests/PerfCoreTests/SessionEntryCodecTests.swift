@@ -1,6 +1,7 @@
 // The session entry codec: round trips, forward compatibility, and a decoder that never traps.
 import Foundation
 import Testing
+
 @testable import PerfCore
 
 @Suite struct SessionEntryCodecTests {
@@ -84,7 +85,8 @@ import Testing
             do {
                 guard let decoded = try SessionEntryCodec.decode(Data(bytes)) else { continue }
                 decodedCount += 1
-                let again = try SessionEntryCodec.decode(SessionEntryCodec.encode(decoded.entry, sequence: decoded.sequence))
+                let again = try SessionEntryCodec.decode(
+                    SessionEntryCodec.encode(decoded.entry, sequence: decoded.sequence))
                 #expect(again == decoded, "seed \(seed), round \(round), bytes \(bytes)")
             } catch {
                 continue

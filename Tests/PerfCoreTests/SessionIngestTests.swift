@@ -1,6 +1,7 @@
 // Replaying journals: what recovery says about lost entries (torn tail, drops, gaps, junk).
 import Foundation
 import Testing
+
 @testable import PerfCore
 
 @Suite struct SessionIngestTests {
@@ -60,7 +61,8 @@ import Testing
         unknown[1] = 99
         let session = SessionIngest.ingest(
             id: info.id, headers: [header],
-            entries: [Data([0xFF])] + entries([(1, .spanBegan(SessionSamples.span(id: 1)))]) + [unknown], tornTail: false,
+            entries: [Data([0xFF])] + entries([(1, .spanBegan(SessionSamples.span(id: 1)))]) + [unknown],
+            tornTail: false,
             droppedOlderEntries: false)
         #expect(session.status == .crashed)
         #expect(session.orphanedSpans == [SessionSamples.span(id: 1)])

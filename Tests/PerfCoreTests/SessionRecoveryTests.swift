@@ -1,6 +1,7 @@
 // Recovery of prior sessions in one process: terminated, crashed, acknowledge, locks, corruption.
 import Foundation
 import Testing
+
 @testable import PerfCore
 
 @Suite struct SessionRecoveryTests {
@@ -174,7 +175,9 @@ import Testing
 
     /// Starts `info`, runs `body`, and drops the session without `end()`, as a crash would:
     /// the lock's descriptor closes with the session, as the kernel closes a dead process's.
-    private func startAndAbandon(_ info: SessionInfo, in scratch: SessionScratchDirectory, _ body: (LiveSession) -> Void)
+    private func startAndAbandon(
+        _ info: SessionInfo, in scratch: SessionScratchDirectory, _ body: (LiveSession) -> Void
+    )
         throws
     {
         let session = try SessionStore(directory: scratch.url).start(info)

@@ -1,6 +1,7 @@
 // Helpers shared by the session tests: scratch directories, sample values, a seeded RNG, and
 // the perf-bench child that crash tests SIGKILL.
 import Foundation
+
 @testable import PerfCore
 
 /// A fresh directory under the system's temporary directory, removed by `remove()`.
@@ -89,7 +90,8 @@ struct SessionChild {
         guard String(decoding: received, as: UTF8.self) == "ready\n" else {
             process.terminate()
             process.waitUntilExit()
-            throw SessionChildError(message: "child did not get ready; said '\(String(decoding: received, as: UTF8.self))'")
+            throw SessionChildError(
+                message: "child did not get ready; said '\(String(decoding: received, as: UTF8.self))'")
         }
         return SessionChild(process: process)
     }

@@ -2,7 +2,7 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Probes the running machine for ``SessionInfo/Host``.

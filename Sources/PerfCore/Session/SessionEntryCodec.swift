@@ -100,7 +100,8 @@ enum SessionEntryCodec {
             let id = try reader.string()
             let pid = Int32(bitPattern: UInt32(truncatingIfNeeded: try reader.varint()))
             let start = try reader.varint()
-            let app = SessionInfo.App(name: try reader.string(), version: try reader.string(), build: try reader.string())
+            let app = SessionInfo.App(
+                name: try reader.string(), version: try reader.string(), build: try reader.string())
             let host = SessionInfo.Host(
                 os: try reader.string(), kernel: try reader.string(), arch: try reader.string(),
                 cpuModel: try reader.string(), cores: Int(clamping: try reader.varint()),

@@ -2,7 +2,7 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// An exclusive, non-blocking `flock` on a file, released when closed or when the process dies.
