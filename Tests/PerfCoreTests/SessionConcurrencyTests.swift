@@ -12,7 +12,7 @@ import Testing
         let scratch = try SessionScratchDirectory()
         defer { scratch.remove() }
         let threads = 4
-        let spansPerThread = 60
+        let spansPerThread = 200
         // Each thread's plan is drawn up front from the seed, so a failure replays exactly.
         var generator = SessionSeededGenerator(seed: seed)
         let plans: [[Bool]] = (0..<threads).map { _ in

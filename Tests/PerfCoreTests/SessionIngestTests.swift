@@ -56,6 +56,19 @@ import Testing
         #expect(try #require(gapped.recoveryNote).contains("3 entries are missing"))
     }
 
+    @Test func entriesAreReplayedInSequenceOrderNotAppendOrder() {
+        let session = SessionIngest.ingest(
+            id: info.id, headers: [header],
+            entries: entries([
+                (2, .spanClosed(id: 1)), (1, .spanBegan(SessionSamples.span(id: 1))),
+                (4, .ongoingCleared(id: 5)), (3, .ongoingSet(SessionSamples.marker(id: 5, durationNanos: 1))),
+            ]), tornTail: false, droppedOlderEntries: false)
+        #expect(session.status == .crashed)
+        #expect(session.orphanedSpans.isEmpty)
+        #expect(session.fatalMarkers.isEmpty)
+        #expect(session.recoveryNote == nil)
+    }
+
     @Test func junkAndUnknownEntriesAreSkippedAndNoted() throws {
         var unknown = SessionEntryCodec.encode(.spanClosed(id: 1), sequence: 2)
         unknown[1] = 99

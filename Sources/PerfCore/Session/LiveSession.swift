@@ -7,7 +7,12 @@ import Synchronization
 ///
 /// Journal only what a crash must not erase: the begin of long-lived (bounded or indefinite)
 /// spans, their close, and events in progress (``OngoingMarker``). Every call is synchronous and
-/// safe from any thread; when `append` returns the entry survives the death of the process.
+/// safe from any thread; when it returns, the entry survives the death of the process.
+///
+/// The journal is a flight recorder: past its byte budget the oldest entries drop. So that a
+/// span begun long ago is not dropped with them while still open, the session re-journals
+/// everything still open (a checkpoint) after every quarter of the budget written; the newest
+/// half of the budget always survives, and with it the newest checkpoint.
 ///
 /// - Note: No method throws. A journal failure (disk full, read-only file system) is counted in
 ///   ``failureCount`` and the call returns: the host program must never fail because of Perf.
@@ -20,33 +25,47 @@ import Synchronization
 /// session.end()
 /// ```
 public final class LiveSession: Sendable {
+    /// What is open, and the numbering that orders entries.
+    private struct State {
+        // Numbers entries in the order their effects happened (assigned under the lock), so
+        // recovery can replay appends that reached the journal out of order and tell a gap
+        // (lost entries) from silence.
+        var sequence: UInt64 = 0
+        var openSpans: [UInt64: JournalledSpan] = [:]
+        var ongoing: [UInt64: OngoingMarker] = [:]
+        var bytesSinceCheckpoint = 0
+        var ended = false
+        // Held until end(): while it is, no other process's recovery touches this journal.
+        var lock: SessionLockFile?
+
+        mutating func encode(_ entry: SessionEntry) -> Data {
+            sequence += 1
+            return SessionEntryCodec.encode(entry, sequence: sequence)
+        }
+    }
+
     /// The session this journals.
     public let info: SessionInfo
 
     private let journal: Journal
-    // Held until end(): while it is, no other process's recovery touches this journal.
-    private let lock: Mutex<SessionLockFile?>
-    // Numbers entries so recovery can tell a gap (lost entries) from silence. Assigned before the
-    // append without a lock, so concurrent calls may land slightly out of order: recovery looks
-    // for missing numbers, not for order.
-    private let sequence = Atomic<UInt64>(0)
-    private let failures = Atomic<Int>(0)
-    private let ended = Atomic<Bool>(false)
-
     private let clock: any PerfClock
+    private let checkpointBytes: Int
+    private let state: Mutex<State>
+    private let failures = Atomic<Int>(0)
 
-    init(info: SessionInfo, journal: Journal, lock: SessionLockFile, clock: any PerfClock) {
+    init(info: SessionInfo, journal: Journal, lock: SessionLockFile, clock: any PerfClock, byteBudget: Int) {
         self.info = info
-        self.clock = clock
         self.journal = journal
-        self.lock = Mutex(lock)
+        self.clock = clock
+        checkpointBytes = max(1, byteBudget / 4)
+        state = Mutex(State(lock: lock))
     }
 
     /// Journal appends that failed (or calls made after ``end()``) since the session started.
     public var failureCount: Int { failures.load(ordering: .relaxed) }
 
     /// Whether ``end()`` has been called.
-    public var isEnded: Bool { ended.load(ordering: .acquiring) }
+    public var isEnded: Bool { state.withLock { $0.ended } }
 
     /// Journals the begin of a long-lived span, so a crash reports it as orphaned.
     ///
@@ -62,7 +81,7 @@ public final class LiveSession: Sendable {
         id: UInt64, name: String, key: String?, site: String, budgetNanos: UInt64?, lifetime: String,
         startWallNanos: UInt64
     ) {
-        append(
+        record(
             .spanBegan(
                 JournalledSpan(
                     id: id, name: name, key: key, site: site, budgetNanos: budgetNanos, lifetime: lifetime,
@@ -70,13 +89,13 @@ public final class LiveSession: Sendable {
     }
 
     /// Journals that the span `id` closed (with any exit): it is no longer at risk of orphaning.
-    public func spanClosed(id: UInt64) { append(.spanClosed(id: id)) }
+    public func spanClosed(id: UInt64) { record(.spanClosed(id: id)) }
 
     /// Journals an event in progress, or updates the one with the same ``OngoingMarker/id``.
-    public func setOngoing(_ marker: OngoingMarker) { append(.ongoingSet(marker)) }
+    public func setOngoing(_ marker: OngoingMarker) { record(.ongoingSet(marker)) }
 
     /// Journals that the event `id` ended: a later crash does not make it fatal.
-    public func clearOngoing(id: UInt64) { append(.ongoingCleared(id: id)) }
+    public func clearOngoing(id: UInt64) { record(.ongoingCleared(id: id)) }
 
     /// Ends the session cleanly: journals the end marker, closes the journal and releases the
     /// lock, so the next start reports this session as `terminated`.
@@ -84,28 +103,52 @@ public final class LiveSession: Sendable {
     /// Later calls on this session are counted as failures and otherwise ignored. Calling `end()`
     /// twice has no further effect.
     public func end() {
-        guard ended.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
-        else { return }
-        appendNow(.end(wallNanos: clock.wallNanos()))
+        let endEntry: Data? = state.withLock { state in
+            guard !state.ended else { return nil }
+            state.ended = true
+            return state.encode(.end(wallNanos: clock.wallNanos()))
+        }
+        guard let endEntry else { return }
+        append([endEntry])
         journal.close()
         // Dropping the lock file closes its descriptor, which releases the flock.
-        lock.withLock { $0 = nil }
+        state.withLock { $0.lock = nil }
     }
 
-    private func append(_ entry: SessionEntry) {
-        guard !ended.load(ordering: .acquiring) else {
+    private func record(_ entry: SessionEntry) {
+        let encoded: [Data]? = state.withLock { state in
+            guard !state.ended else { return nil }
+            switch entry {
+            case .spanBegan(let span): state.openSpans[span.id] = span
+            case .spanClosed(let id): state.openSpans[id] = nil
+            case .ongoingSet(let marker): state.ongoing[marker.id] = marker
+            case .ongoingCleared(let id): state.ongoing[id] = nil
+            case .start, .end: break
+            }
+            let data = state.encode(entry)
+            state.bytesSinceCheckpoint += data.count
+            guard state.bytesSinceCheckpoint >= checkpointBytes else { return [data] }
+            state.bytesSinceCheckpoint = 0
+            // Re-journalling an open span or marker is idempotent: recovery keys them by id.
+            let spans = state.openSpans.values.sorted { $0.id < $1.id }.map { state.encode(.spanBegan($0)) }
+            let markers = state.ongoing.values.sorted { $0.id < $1.id }.map { state.encode(.ongoingSet($0)) }
+            return [data] + spans + markers
+        }
+        guard let encoded else {
             failures.add(1, ordering: .relaxed)
             return
         }
-        appendNow(entry)
+        // Outside the lock: appends are write(2)s, and `.fsync` journals sync.
+        append(encoded)
     }
 
-    private func appendNow(_ entry: SessionEntry) {
-        let number = sequence.add(1, ordering: .relaxed).newValue
-        do {
-            try journal.append(SessionEntryCodec.encode(entry, sequence: number))
-        } catch {
-            failures.add(1, ordering: .relaxed)
+    private func append(_ entries: [Data]) {
+        for data in entries {
+            do {
+                try journal.append(data)
+            } catch {
+                failures.add(1, ordering: .relaxed)
+            }
         }
     }
 }

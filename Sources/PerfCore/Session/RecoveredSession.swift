@@ -21,13 +21,14 @@ public struct RecoveredSession: Sendable, Equatable {
     public var info: SessionInfo?
     /// How the session ended.
     public var status: Status
-    /// Long-lived spans that began and never closed; their duration is unknown.
+    /// Long-lived spans that began and never closed, oldest first; their duration is unknown.
     ///
     /// For a crashed session they close as `orphaned`. A terminated session lists spans its
     /// shutdown left open, which a clean shutdown normally closes first.
     public var orphanedSpans: [JournalledSpan]
     /// Events still in progress when a crashed session died (e.g. a hang): each is fatal, with
-    /// its last journalled duration and payload. Always empty for a terminated session.
+    /// its last journalled duration and payload, oldest first. Always empty for a terminated
+    /// session.
     public var fatalMarkers: [OngoingMarker]
     /// What the journal could not preserve (a torn tail, dropped older entries, a gap, entries
     /// that did not decode), or `nil` when it is complete.

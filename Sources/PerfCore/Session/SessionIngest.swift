@@ -17,9 +17,7 @@ enum SessionIngest {
     ) -> RecoveredSession {
         var info: SessionInfo?
         var spans: [UInt64: JournalledSpan] = [:]
-        var spanOrder: [UInt64] = []
         var markers: [UInt64: OngoingMarker] = [:]
-        var markerOrder: [UInt64] = []
         var endWallNanos: UInt64?
         var undecodable = 0
         var skippedUnknown = 0
@@ -30,29 +28,31 @@ enum SessionIngest {
                 info = headerInfo
             }
         }
+        // Replayed in sequence order: concurrent appends may reach the journal slightly out of it.
+        var decodedEntries: [SequencedEntry] = []
         for data in entries {
-            let decoded: SequencedEntry?
             do {
-                decoded = try SessionEntryCodec.decode(data)
+                if let decoded = try SessionEntryCodec.decode(data) {
+                    decodedEntries.append(decoded)
+                } else {
+                    skippedUnknown += 1
+                }
             } catch {
                 undecodable += 1
-                continue
             }
-            guard let decoded else {
-                skippedUnknown += 1
-                continue
-            }
+        }
+        for decoded in decodedEntries.sorted(by: { $0.sequence < $1.sequence }) {
             switch decoded.entry {
             case .start(let entryInfo):
                 // A journal without header support would hold the header as its first entry.
                 if info == nil { info = entryInfo }
                 continue
             case .spanBegan(let span):
-                if spans.updateValue(span, forKey: span.id) == nil { spanOrder.append(span.id) }
+                spans[span.id] = span
             case .spanClosed(let id):
                 spans[id] = nil
             case .ongoingSet(let marker):
-                if markers.updateValue(marker, forKey: marker.id) == nil { markerOrder.append(marker.id) }
+                markers[marker.id] = marker
             case .ongoingCleared(let id):
                 markers[id] = nil
             case .end(let wallNanos):
@@ -68,9 +68,11 @@ enum SessionIngest {
                     reason: "no readable session header among \(headers.count) header(s) and "
                         + "\(entries.count) entries"))
         }
-        let orphaned = spanOrder.compactMap { spans[$0] }
+        let orphaned = spans.values.sorted { ($0.startWallNanos, $0.id) < ($1.startWallNanos, $1.id) }
         let status: RecoveredSession.Status = endWallNanos.map { .terminated(endWallNanos: $0) } ?? .crashed
-        let fatal = endWallNanos == nil ? markerOrder.compactMap { markers[$0] } : []
+        let fatal =
+            endWallNanos == nil
+            ? markers.values.sorted { ($0.startedWallNanos, $0.id) < ($1.startedWallNanos, $1.id) } : []
 
         var losses: [String] = []
         if tornTail { losses.append("the journal's tail was torn; entries after it are lost") }

@@ -77,7 +77,8 @@ public final class SessionStore: Sendable {
                 configuration: .init(
                     byteBudget: journalByteBudget, durability: durability,
                     segmentHeader: SessionEntryCodec.encode(.start(info), sequence: 0)))
-            return LiveSession(info: info, journal: journal, lock: lock, clock: clock)
+            return LiveSession(
+                info: info, journal: journal, lock: lock, clock: clock, byteBudget: journalByteBudget)
         } catch {
             throw SessionError(
                 code: .journal,
