@@ -143,7 +143,14 @@ enum SessionEntryCodec {
 
 /// Appends varints, strings and optionals to a byte array.
 struct ByteWriter {
-    var bytes: [UInt8] = []
+    var bytes: [UInt8]
+
+    /// Reserves room for a typical entry up front: growing an array four times costs more than
+    /// the encoding itself.
+    init(reservingCapacity capacity: Int = 96) {
+        bytes = []
+        bytes.reserveCapacity(capacity)
+    }
 
     mutating func byte(_ value: UInt8) { bytes.append(value) }
 
