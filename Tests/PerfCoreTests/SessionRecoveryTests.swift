@@ -152,6 +152,30 @@ import Testing
         #expect(SessionStore(directory: scratch.url).recoverPriorSessions().map(\.id) == [info.id])
     }
 
+    @Test func aTornTailIsReportedAndWhatPrecedesItKept() throws {
+        let scratch = try SessionScratchDirectory()
+        defer { scratch.remove() }
+        let info = SessionSamples.info()
+        try startAndAbandon(info, in: scratch) { session in
+            session.spanBegan(SessionSamples.span(id: 1))
+            session.setOngoing(SessionSamples.marker(id: 2, durationNanos: 3_000_000_000))
+        }
+        // Half a frame at the end of the newest segment: what a write cut short by a crash leaves.
+        let journalDirectory = scratch.sessions.appendingPathComponent(info.id)
+        let newest = try #require(try FileManager.default.contentsOfDirectory(atPath: journalDirectory.path).max())
+        let handle = try FileHandle(forWritingTo: journalDirectory.appendingPathComponent(newest))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data([40, 0, 0, 0, 0x12, 0x34]))
+        try handle.close()
+
+        let recovered = SessionStore(directory: scratch.url).recoverPriorSessions()
+        try #require(recovered.count == 1)
+        #expect(recovered[0].status == .crashed)
+        #expect(recovered[0].orphanedSpans == [SessionSamples.span(id: 1)])
+        #expect(recovered[0].fatalMarkers == [SessionSamples.marker(id: 2, durationNanos: 3_000_000_000)])
+        #expect(try #require(recovered[0].recoveryNote).contains("torn"))
+    }
+
     @Test func aStaleLockWithoutJournalIsRemoved() throws {
         let scratch = try SessionScratchDirectory()
         defer { scratch.remove() }
