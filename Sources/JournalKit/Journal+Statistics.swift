@@ -18,6 +18,8 @@ extension Journal {
         public var segmentsFreed = 0
         /// Dropped segments whose deletion is still pending (failed and awaiting a retry, or queued).
         public var pendingUnlinks = 0
+        /// Bytes held by the segments whose deletion is pending.
+        public var pendingUnlinkBytes = 0
         /// Failed `unlink(2)` attempts so far.
         public var failedUnlinkAttempts = 0
         /// Segments abandoned after a failed or short write.

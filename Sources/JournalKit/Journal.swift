@@ -157,6 +157,7 @@ public final class Journal: Sendable {
             var statistics = state.statistics
             statistics.segmentsFreed = reaped.freed
             statistics.pendingUnlinks = reaped.pending
+            statistics.pendingUnlinkBytes = reaped.pendingBytes
             statistics.failedUnlinkAttempts = reaped.failedAttempts
             statistics.currentSegment = state.segment?.number ?? 0
             return statistics
