@@ -2,6 +2,7 @@
 // entry, no gap, and exactly the spans and markers left open.
 import Dispatch
 import Foundation
+import Synchronization
 import Testing
 
 @testable import PerfCore
@@ -65,4 +66,35 @@ import Testing
         #expect(again.map(\.id) == [info.id])
         #expect(again.first?.orphanedSpans == [SessionSamples.span(id: 1)])
     }
+
+    @Test func racingStoresIngestEachSessionExactlyOnce() throws {
+        let scratch = try SessionScratchDirectory()
+        defer { scratch.remove() }
+        let ids = (0..<12).map { _ in SessionInfo.randomID() }
+        for id in ids {
+            let session = try SessionStore(directory: scratch.url).start(SessionSamples.info(id: id))
+            session.spanBegan(SessionSamples.span(id: 1))
+        }
+        let stores = 4
+        let claimed = SessionClaims()
+        DispatchQueue.concurrentPerform(iterations: stores) { _ in
+            let store = SessionStore(directory: scratch.url)
+            for session in store.recoverPriorSessions() {
+                claimed.add(session.id)
+                try? store.acknowledge(session)
+            }
+        }
+        #expect(claimed.all.sorted() == ids.sorted())
+        #expect(SessionStore(directory: scratch.url).recoverPriorSessions().isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.sessions.path).isEmpty)
+    }
+}
+
+/// Session ids claimed by racing stores, duplicates kept so the test can see them.
+final class SessionClaims: Sendable {
+    private let ids = Mutex<[String]>([])
+
+    func add(_ id: String) { ids.withLock { $0.append(id) } }
+
+    var all: [String] { ids.withLock { $0 } }
 }

@@ -28,25 +28,39 @@ final class SessionLockFile: Sendable {
     deinit { close(descriptor) }
 
     /// Opens (creating with mode 0600) and tries to lock `path` without waiting.
+    ///
+    /// Lock files are unlinked by whoever holds them (an acknowledged or stale session), so a lock
+    /// won on a descriptor whose file was unlinked meanwhile guards nothing: it is dropped and the
+    /// path opened again until the locked file is the one the path names.
     static func tryAcquire(path: String) throws(SessionError) -> Outcome {
-        let descriptor = retryingEINTR { open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600) }
-        guard descriptor >= 0 else {
-            let error = errno
-            throw SessionError(
-                code: .storage,
-                message: "cannot open session lock \(path): \(String(cString: strerror(error))) (errno \(error)); "
-                    + "make the data directory writable or point PERF_DIR elsewhere")
+        while true {
+            let descriptor = retryingEINTR { open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600) }
+            guard descriptor >= 0 else { throw failure("cannot open session lock", path, errno) }
+            guard retryingEINTR({ flock(descriptor, LOCK_EX | LOCK_NB) }) == 0 else {
+                let error = errno
+                close(descriptor)
+                if error == EWOULDBLOCK { return .busy }
+                throw failure("cannot lock", path, error)
+            }
+            if namesSameFile(descriptor: descriptor, path: path) {
+                return .acquired(SessionLockFile(path: path, descriptor: descriptor))
+            }
+            close(descriptor)
         }
-        if retryingEINTR({ flock(descriptor, LOCK_EX | LOCK_NB) }) == 0 {
-            return .acquired(SessionLockFile(path: path, descriptor: descriptor))
-        }
-        let error = errno
-        close(descriptor)
-        if error == EWOULDBLOCK { return .busy }
-        throw SessionError(
+    }
+
+    private static func namesSameFile(descriptor: Int32, path: String) -> Bool {
+        var opened = stat()
+        var named = stat()
+        guard fstat(descriptor, &opened) == 0, stat(path, &named) == 0 else { return false }
+        return opened.st_dev == named.st_dev && opened.st_ino == named.st_ino
+    }
+
+    private static func failure(_ action: String, _ path: String, _ error: Int32) -> SessionError {
+        SessionError(
             code: .storage,
-            message: "cannot lock \(path): \(String(cString: strerror(error))) (errno \(error)); "
-                + "the file system may not support flock")
+            message: "\(action) \(path): \(String(cString: strerror(error))) (errno \(error)); "
+                + "make the data directory writable (and on a file system with flock) or point PERF_DIR elsewhere")
     }
 
     /// Deletes the lock file while still holding the lock, so no one ingests between the journal's
