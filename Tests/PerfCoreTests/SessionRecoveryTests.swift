@@ -1,16 +1,18 @@
 // Recovery of prior sessions in one process: terminated, crashed, acknowledge, locks, corruption.
 import Foundation
+import JournalKit
 import Testing
 
 @testable import PerfCore
 
 @Suite struct SessionRecoveryTests {
-    @Test func cleanShutdownIsReportedAsTerminated() throws {
+    @Test(arguments: [Journal.Durability.processDeath, .fsync])
+    func cleanShutdownIsReportedAsTerminated(durability: Journal.Durability) throws {
         let scratch = try SessionScratchDirectory()
         defer { scratch.remove() }
         let info = SessionSamples.info()
         let clock = ManualClock(wallNanos: info.startWallNanos)
-        let session = try SessionStore(directory: scratch.url, clock: clock).start(info)
+        let session = try SessionStore(directory: scratch.url, durability: durability, clock: clock).start(info)
         session.spanBegan(SessionSamples.span(id: 1))
         session.spanClosed(id: 1)
         clock.advance(byMilliseconds: 1500)
@@ -184,6 +186,11 @@ import Testing
         try Data().write(to: stale)
         #expect(SessionStore(directory: scratch.url).recoverPriorSessions().isEmpty)
         #expect(!FileManager.default.fileExists(atPath: stale.path))
+    }
+
+    @Test func sessionInfoRoundTripsThroughJSON() throws {
+        let info = SessionSamples.info()
+        #expect(try JSONDecoder().decode(SessionInfo.self, from: JSONEncoder().encode(info)) == info)
     }
 
     @Test func hostInfoIsReadFromTheMachine() {
