@@ -79,7 +79,8 @@ enum SessionIngest {
         let firstSequence = sequences.min()
         if droppedOlderEntries || (firstSequence ?? 1) > 1 {
             losses.append(
-                "older entries were dropped to stay within the byte budget; spans begun before the drop may be missing")
+                "older entries were dropped to stay within the byte budget; spans and markers still open were "
+                    + "re-journalled since, so only their earlier history is lost")
         }
         let gap = missingCount(in: sequences)
         if gap > 0 { losses.append("\(gap) entries are missing between the first and the last kept") }
