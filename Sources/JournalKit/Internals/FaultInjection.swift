@@ -8,10 +8,7 @@ import Synchronization
 /// Faults are scoped to the ``Syscalls`` value that holds this object, so tests running in
 /// parallel never see each other's faults.
 final class FaultInjection: Sendable {
-    /// The syscalls a fault can target.
-    enum Operation: Hashable, Sendable {
-        case open, write, sync, unlink, rename, read
-    }
+    typealias Operation = SyscallOperation
 
     private struct Plan {
         var errnos: [Operation: [Int32]] = [:]

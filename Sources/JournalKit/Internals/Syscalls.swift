@@ -7,6 +7,11 @@ struct SyscallError: Error {
     var errno: Int32
 }
 
+/// The kinds of syscall the seam routes (and a debug build can make fail).
+enum SyscallOperation: Hashable, Sendable {
+    case open, write, sync, unlink, rename, read
+}
+
 /// Thin wrappers over the syscalls the journal makes.
 ///
 /// Each returns `Result` instead of throwing so callers on the append path decide how a
@@ -34,7 +39,7 @@ struct Syscalls: Sendable {
 
     /// Runs `body` unless an injected fault for `operation` replaces it.
     @inline(__always)
-    private func perform(_ operation: FaultInjection.Operation, _ body: () -> Int) -> Result<Int, SyscallError> {
+    private func perform(_ operation: SyscallOperation, _ body: () -> Int) -> Result<Int, SyscallError> {
         retryingOnInterrupt {
             #if DEBUG
             if let faults, let code = faults.takeErrno(for: operation) {
