@@ -1,67 +1,276 @@
-// PLACEHOLDER with the contract's API and a naive implementation, so dependants compile while
-// the real JournalKit is written. Replaced wholesale by the JournalKit work.
+// The journal's writer: one lock, one writev(2) per entry on an O_APPEND descriptor, rotation
+// at half the byte budget, dropped segments unlinked off the append path.
 import Foundation
+import Glibc
 import Synchronization
 
-/// A crash-durable, append-only journal (placeholder implementation).
+/// A crash-durable, append-only journal of opaque entries.
+///
+/// Entries are framed `[u32 length][u32 crc32c][payload]` (little-endian) in numbered
+/// segment files that rotate at half of ``Configuration/byteBudget``; when a new segment
+/// would push the journal past its budget, the oldest whole segment is dropped (a flight
+/// recorder). When ``append(_:)-(Data)`` returns, the entry is in the kernel page cache and
+/// survives the process being killed at any instant; ``Durability/fsync`` extends that to
+/// power loss.
+///
+/// ```swift
+/// let journal = try Journal(directory: url, configuration: .init(byteBudget: 8 << 20))
+/// try journal.append(Data("span begin".utf8))
+/// // …after a crash, in the next run:
+/// let recovery = try Journal.recover(directory: url)
+/// for entry in recovery.entries { replay(entry) }
+/// ```
+///
+/// - Note: Opening a journal always starts a new segment, so nothing is ever appended behind
+///   a torn tail left by a crash. Open at most one `Journal` per directory at a time.
 public final class Journal: Sendable {
-    /// How far an acknowledged append survives.
-    public enum Durability: Sendable, Equatable {
-        /// In the kernel page cache when `append` returns: survives SIGKILL, not power loss.
-        case processDeath
-        /// `fdatasync` per append: survives power loss.
-        case fsync
+    /// The directory holding the segment files.
+    public let directory: URL
+    /// The settings this journal was opened with.
+    public let configuration: Configuration
+
+    let directoryPath: String
+    let syscalls: Syscalls
+    private let state: Mutex<AppendState>
+    private let reaper: SegmentReaper
+    /// The directory, open for `fsync` after a segment is created (`.fsync` only; else -1).
+    private let directoryDescriptor: Int32
+
+    /// A written entry `.fsync` must flush once the append lock is released.
+    private struct PendingSync {
+        var file: SegmentFile
+        var sequence: UInt64
     }
 
-    /// Journal settings.
-    public struct Configuration: Sendable {
-        public var byteBudget: Int
-        public var durability: Durability
-        public var segmentHeader: Data?
+    /// A live segment before the current one.
+    private struct OlderSegment {
+        var number: UInt64
+        var path: String
+        var bytes: Int
+    }
 
-        public init(byteBudget: Int = 8 << 20, durability: Durability = .processDeath, segmentHeader: Data? = nil) {
-            self.byteBudget = byteBudget
-            self.durability = durability
-            self.segmentHeader = segmentHeader
+    private struct AppendState {
+        var segment: SegmentFile?
+        var segmentBytes = 0
+        var poisoned = false
+        var closed = false
+        /// Live segments before the current one, oldest first.
+        var olderSegments: [OlderSegment] = []
+        var nextNumber: UInt64
+        var sequence: UInt64 = 0
+        var statistics = Statistics()
+    }
+
+    /// Opens (creating when needed) the journal in `directory` and starts a new segment.
+    ///
+    /// - Parameters:
+    ///   - directory: Where the segment files live; created with mode 0700 when missing.
+    ///   - configuration: Budget, durability and segment header.
+    /// - Throws: ``JournalError`` when the directory or the first segment cannot be created,
+    ///   or the configuration cannot work.
+    public convenience init(directory: URL, configuration: Configuration = Configuration()) throws {
+        try self.init(directory: directory, configuration: configuration, syscalls: .live)
+    }
+
+    init(directory: URL, configuration: Configuration, syscalls: Syscalls) throws(JournalError) {
+        try configuration.validate()
+        let path = directory.path
+        try SegmentDirectory.create(path, syscalls: syscalls)
+        let existing = try SegmentDirectory.list(path)
+        var initial = AppendState(nextNumber: (existing.last?.number ?? 0) + 1)
+        initial.olderSegments = existing.map {
+            OlderSegment(number: $0.number, path: $0.path, bytes: SegmentDirectory.fileSize($0.path))
         }
+        var directoryDescriptor: Int32 = -1
+        if configuration.durability == .fsync {
+            switch syscalls.open(path, flags: O_RDONLY | O_DIRECTORY | O_CLOEXEC) {
+            case .success(let descriptor): directoryDescriptor = descriptor
+            case .failure(let failure): throw JournalError.directory(path, errno: failure.errno)
+            }
+        }
+        self.directory = directory
+        self.configuration = configuration
+        self.directoryPath = path
+        self.syscalls = syscalls
+        self.directoryDescriptor = directoryDescriptor
+        self.reaper = SegmentReaper(syscalls: syscalls)
+        self.state = Mutex(initial)
+        try state.withLock { state throws(JournalError) in try startSegment(&state) }
     }
 
-    /// What recovery found.
-    public struct Recovery: Sendable {
-        public var entries: [Data]
-        public var headers: [Data]
-        public var tornTail: Bool
-        public var droppedOlderEntries: Bool
+    deinit {
+        if directoryDescriptor >= 0 { syscalls.close(directoryDescriptor) }
     }
 
-    private let path: URL
-    private let state: Mutex<[Data]>
-
-    public init(directory: URL, configuration: Configuration = Configuration()) throws {
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        path = directory.appendingPathComponent("placeholder.journal")
-        state = Mutex([])
-        if let header = configuration.segmentHeader { try append(header) }
-    }
-
+    /// Appends one entry.
+    ///
+    /// Synchronous and callable from any thread; entries from concurrent callers are ordered
+    /// and never interleave. When this returns, the entry survives the process being killed
+    /// (and, with ``Durability/fsync``, power loss).
+    ///
+    /// - Parameter data: The entry, 1 byte up to a little under half the byte budget.
+    /// - Throws: ``JournalError``. After `.shortWrite`, `.noSpace` or `.writeFailed` this entry
+    ///   is lost but the journal is not: the next append starts a fresh segment.
     public func append(_ data: Data) throws {
-        try state.withLock { entries in
-            entries.append(data)
-            try JSONEncoder().encode(entries.map { $0.base64EncodedString() }).write(to: path)
+        // An untyped closure on purpose: a typed-throws one crashes the 6.3 compiler's IRGen
+        // when Data.withUnsafeBytes reabstracts it.
+        try data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) throws -> Void in try append(bytes) }
+    }
+
+    /// Appends one entry from raw memory: the allocation-free fast path of ``append(_:)-(Data)``.
+    ///
+    /// - Parameter bytes: The entry's bytes; not retained after the call.
+    /// - Throws: ``JournalError``, as ``append(_:)-(Data)`` does.
+    public func append(_ bytes: UnsafeRawBufferPointer) throws(JournalError) {
+        guard bytes.count > 0, bytes.count <= configuration.maxEntrySize else {
+            throw JournalError(
+                code: .invalidEntry,
+                message: "an entry must hold 1 to \(configuration.maxEntrySize) bytes, not \(bytes.count); "
+                    + "split it or raise byteBudget",
+                path: directoryPath)
+        }
+        let header = Framing.header(for: bytes, kind: .entry)
+        let pendingSync = try state.withLock { state throws(JournalError) -> PendingSync? in
+            try appendLocked(&state, header: header, payload: bytes)
+        }
+        if let pendingSync { try sync(pendingSync.file, upTo: pendingSync.sequence) }
+    }
+
+    /// Closes the journal: later appends throw `.closed`; pending segment deletions are retried
+    /// once more and waited for. Idempotent.
+    public func close() {
+        // The descriptor closes when the last reference goes, outside the lock.
+        let file = state.withLock { state -> SegmentFile? in
+            state.closed = true
+            let file = state.segment
+            state.segment = nil
+            return file
+        }
+        _ = file
+        reaper.flush()
+    }
+
+    /// Counters describing what this journal has done, for diagnostics and tests.
+    public var statistics: Statistics {
+        let reaped = reaper.counts
+        return state.withLock { state in
+            var statistics = state.statistics
+            statistics.segmentsFreed = reaped.freed
+            statistics.pendingUnlinks = reaped.pending
+            statistics.pendingUnlinkBytes = reaped.pendingBytes
+            statistics.failedUnlinkAttempts = reaped.failedAttempts
+            statistics.currentSegment = state.segment?.number ?? 0
+            return statistics
         }
     }
 
-    public func close() {}
-
-    public static func recover(directory: URL) throws -> Recovery {
-        let path = directory.appendingPathComponent("placeholder.journal")
-        guard let data = try? Data(contentsOf: path) else {
-            return Recovery(entries: [], headers: [], tornTail: false, droppedOlderEntries: false)
+    /// Writes one frame under the lock; returns what `.fsync` must flush after the lock is released.
+    @inline(__always)
+    private func appendLocked(
+        _ state: inout AppendState, header: UInt64, payload: UnsafeRawBufferPointer
+    ) throws(JournalError) -> PendingSync? {
+        guard !state.closed else {
+            throw JournalError(
+                code: .closed, message: "the journal was closed; open a new Journal to append", path: directoryPath)
         }
-        let strings = try JSONDecoder().decode([String].self, from: data)
-        let entries = strings.compactMap { Data(base64Encoded: $0) }
-        return Recovery(
-            entries: Array(entries.dropFirst()), headers: Array(entries.prefix(1)), tornTail: false,
-            droppedOlderEntries: false)
+        let frameSize = Framing.headerSize + payload.count
+        if state.poisoned || state.segment == nil || state.segmentBytes + frameSize > configuration.segmentLimit {
+            try startSegment(&state)
+        }
+        guard let file = state.segment else { return nil }
+        if let failure = write(file, header: header, payload: payload, state: &state) { throw failure }
+        state.sequence &+= 1
+        state.statistics.appendedEntries &+= 1
+        state.statistics.appendedBytes &+= frameSize
+        file.markWritten(state.sequence)
+        return configuration.durability == .fsync ? PendingSync(file: file, sequence: state.sequence) : nil
+    }
+
+    /// One writev(2) of a whole frame; any failure poisons the segment and is returned.
+    @inline(__always)
+    private func write(
+        _ file: SegmentFile, header: UInt64, payload: UnsafeRawBufferPointer, state: inout AppendState
+    ) -> JournalError? {
+        let expected = Framing.headerSize + payload.count
+        let outcome = withUnsafeBytes(of: header) { header in
+            syscalls.writeFrame(file.descriptor, header: header, payload: payload)
+        }
+        switch outcome {
+        case .success(let written) where written == expected:
+            state.segmentBytes += written
+            return nil
+        case .success(let written):
+            state.segmentBytes += written
+            poison(&state)
+            return JournalError.shortWrite(file.path, written: written, expected: expected)
+        case .failure(let failure):
+            poison(&state)
+            return JournalError.write(file.path, errno: failure.errno)
+        }
+    }
+
+    private func poison(_ state: inout AppendState) {
+        state.poisoned = true
+        state.statistics.poisonedSegments += 1
+    }
+
+    /// Creates the next segment, writes its header, and drops the oldest segments beyond the budget.
+    private func startSegment(_ state: inout AppendState) throws(JournalError) {
+        let number = state.nextNumber
+        let path = SegmentDirectory.path(in: directoryPath, number: number)
+        let descriptor: Int32
+        switch syscalls.open(path, flags: O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC) {
+        case .success(let opened): descriptor = opened
+        case .failure(let failure): throw JournalError.segment(path, errno: failure.errno, action: "create")
+        }
+        state.nextNumber = number + 1
+        if let previous = state.segment {
+            state.olderSegments.append(
+                OlderSegment(number: previous.number, path: previous.path, bytes: state.segmentBytes))
+        }
+        let file = SegmentFile(
+            number: number, descriptor: descriptor, path: path, syscalls: syscalls,
+            directoryNeedsSync: configuration.durability == .fsync)
+        state.segment = file
+        state.segmentBytes = 0
+        state.poisoned = false
+        state.statistics.segmentsCreated += 1
+        dropOldest(&state)
+        if let segmentHeader = configuration.segmentHeader {
+            // Data.withUnsafeBytes rethrows untyped errors, so the failure is carried out as a value.
+            let failure = segmentHeader.withUnsafeBytes { payload in
+                write(file, header: Framing.header(for: payload, kind: .segmentHeader), payload: payload, state: &state)
+            }
+            if let failure { throw failure }
+        }
+    }
+
+    /// Hands the oldest segments to the reaper until the older ones fit the budget beside a
+    /// full current segment.
+    private func dropOldest(_ state: inout AppendState) {
+        let allowance = configuration.byteBudget - configuration.segmentLimit
+        var olderBytes = state.olderSegments.reduce(0) { $0 + $1.bytes }
+        var dropped: [SegmentReaper.DroppedFile] = []
+        while olderBytes > allowance, !state.olderSegments.isEmpty {
+            let oldest = state.olderSegments.removeFirst()
+            olderBytes -= oldest.bytes
+            dropped.append(SegmentReaper.DroppedFile(path: oldest.path, bytes: oldest.bytes))
+        }
+        guard !dropped.isEmpty else { return }
+        state.statistics.segmentsDropped += dropped.count
+        reaper.drop(dropped)
+    }
+
+    /// Makes the entry with `sequence` durable without holding the append lock.
+    private func sync(_ file: SegmentFile, upTo sequence: UInt64) throws(JournalError) {
+        if file.directoryNeedsSync.load(ordering: .acquiring) {
+            if case .failure(let failure) = syscalls.fsync(directoryDescriptor) {
+                throw JournalError.sync(directoryPath, errno: failure.errno)
+            }
+            file.directoryNeedsSync.store(false, ordering: .releasing)
+        }
+        if case .failure(let failure) = file.sync(upTo: sequence) {
+            throw JournalError.sync(file.path, errno: failure.errno)
+        }
     }
 }

@@ -1,0 +1,128 @@
+// Recovery: reads every segment in order, validates each frame, and reports what it could not
+// preserve instead of throwing over a torn tail.
+import Foundation
+import Glibc
+
+extension Journal {
+    /// What recovery found in a journal directory.
+    public struct Recovery: Sendable {
+        /// Every valid entry, oldest first (segment headers excluded).
+        public var entries: [Data]
+        /// The header of each surviving segment that has one, oldest first.
+        public var headers: [Data]
+        /// A segment ended in a partial or corrupt frame (a write cut by a crash, a short
+        /// write, or damage); recovery stopped that segment there and dropped the rest of it.
+        public var tornTail: Bool
+        /// Entries older than the first surviving one are gone: dropped by rotation, or lost
+        /// in a gap between segment numbers.
+        public var droppedOlderEntries: Bool
+        /// Segment numbers are not consecutive: a segment in the middle is missing.
+        public var gapDetected: Bool
+        /// Segments read.
+        public var segmentCount: Int
+        /// Segments that stopped at a bad frame.
+        public var tornSegmentCount: Int
+        /// Bytes read from segment files.
+        public var bytesRead: Int
+        /// Bytes after the first bad frame of each torn segment, summed.
+        public var bytesDiscarded: Int
+
+        /// Creates an empty recovery.
+        public init() {
+            entries = []
+            headers = []
+            tornTail = false
+            droppedOlderEntries = false
+            gapDetected = false
+            segmentCount = 0
+            tornSegmentCount = 0
+            bytesRead = 0
+            bytesDiscarded = 0
+        }
+    }
+
+    /// Reads every entry that survives in `directory`.
+    ///
+    /// Segments are read oldest first; each is validated frame by frame (length, then CRC)
+    /// and stops at its first bad frame. A torn tail, a zero-filled tail or a corrupt frame is
+    /// reported through the result, never thrown. A missing directory is an empty journal.
+    ///
+    /// - Parameter directory: The journal's directory.
+    /// - Returns: The entries, headers and what could not be preserved.
+    /// - Throws: ``JournalError`` only when an existing segment cannot be read at all
+    ///   (permissions, I/O error).
+    public static func recover(directory: URL) throws -> Recovery {
+        try recover(directory: directory, syscalls: .live)
+    }
+
+    static func recover(directory: URL, syscalls: Syscalls) throws(JournalError) -> Recovery {
+        var recovery = Recovery()
+        let segments = try SegmentDirectory.list(directory.path)
+        guard let first = segments.first else { return recovery }
+        var expected = first.number
+        for segment in segments {
+            if segment.number != expected { recovery.gapDetected = true }
+            expected = segment.number + 1
+            let bytes = try readWholeFile(segment.path, syscalls: syscalls)
+            recovery.segmentCount += 1
+            recovery.bytesRead += bytes.count
+            bytes.withUnsafeBytes { scan($0, into: &recovery) }
+        }
+        recovery.droppedOlderEntries = first.number > 1 || recovery.gapDetected
+        return recovery
+    }
+
+    /// Appends the valid frames of one segment to `recovery`.
+    static func scan(_ buffer: UnsafeRawBufferPointer, into recovery: inout Recovery) {
+        guard let base = buffer.baseAddress else { return }
+        var offset = 0
+        while let frame = Framing.decode(buffer, at: offset, allowHeader: offset == 0) {
+            let payload = Data(bytes: base + frame.payloadOffset, count: frame.payloadCount)
+            switch frame.kind {
+            case .entry: recovery.entries.append(payload)
+            case .segmentHeader: recovery.headers.append(payload)
+            }
+            offset = frame.end
+        }
+        if offset < buffer.count {
+            recovery.tornTail = true
+            recovery.tornSegmentCount += 1
+            recovery.bytesDiscarded += buffer.count - offset
+        }
+    }
+
+    /// The whole file in one buffer: recovery validates from memory, not through small reads.
+    static func readWholeFile(_ path: String, syscalls: Syscalls) throws(JournalError) -> [UInt8] {
+        let descriptor: Int32
+        switch syscalls.open(path, flags: O_RDONLY | O_CLOEXEC) {
+        case .success(let opened): descriptor = opened
+        case .failure(let failure) where failure.errno == ENOENT: return []
+        case .failure(let failure): throw JournalError.segment(path, errno: failure.errno, action: "open")
+        }
+        defer { syscalls.close(descriptor) }
+        let size: Int
+        switch syscalls.size(of: descriptor) {
+        case .success(let value): size = value
+        case .failure(let failure): throw JournalError.segment(path, errno: failure.errno, action: "read")
+        }
+        var failure: SyscallError?
+        // One spare byte detects a file that grew since fstat; the loop then stops at `size`.
+        let bytes = [UInt8](unsafeUninitializedCapacity: max(size, 1)) { buffer, initialized in
+            var filled = 0
+            while filled < size {
+                let rest = UnsafeMutableRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(buffer)[filled..<size])
+                switch syscalls.read(descriptor, into: rest) {
+                case .success(0): initialized = filled; return
+                case .success(let count): filled += count
+                case .failure(let error):
+                    failure = error
+                    initialized = filled
+                    return
+                }
+            }
+            initialized = filled
+        }
+        if let failure { throw JournalError.segment(path, errno: failure.errno, action: "read") }
+        return bytes
+    }
+}

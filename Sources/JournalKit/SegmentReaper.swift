@@ -1,0 +1,98 @@
+// Unlinks dropped segments on its own queue, so rotation never makes an append wait for
+// unlink(2) (0.1–2 ms on a busy disk).
+import Dispatch
+import Glibc
+import Synchronization
+
+/// Deletes dropped segment files off the append path, oldest first, and counts honestly.
+///
+/// A failed unlink leaves the file pending (not counted as freed) and is retried a second
+/// later and on every later drop. Files are deleted strictly in order so that a failure never
+/// leaves an older segment behind a deleted newer one (recovery would report a gap).
+final class SegmentReaper: Sendable {
+    /// What the reaper has done so far.
+    struct Counts: Equatable {
+        var freed = 0
+        var failedAttempts = 0
+        var pending = 0
+        var pendingBytes = 0
+    }
+
+    /// A segment file given up by rotation.
+    struct DroppedFile {
+        var path: String
+        var bytes: Int
+    }
+
+    private struct State {
+        var pending: [DroppedFile] = []
+        var counts = Counts()
+        var drainScheduled = false
+        var retryScheduled = false
+    }
+
+    private let state = Mutex(State())
+    private let queue = DispatchQueue(label: "JournalKit.SegmentReaper")
+    private let syscalls: Syscalls
+    private let retryDelayMs: Int
+
+    init(syscalls: Syscalls, retryDelayMs: Int = 1000) {
+        self.syscalls = syscalls
+        self.retryDelayMs = retryDelayMs
+    }
+
+    var counts: Counts {
+        state.withLock { state in
+            var counts = state.counts
+            counts.pending = state.pending.count
+            counts.pendingBytes = state.pending.reduce(0) { $0 + $1.bytes }
+            return counts
+        }
+    }
+
+    /// Queues segment files for deletion; returns at once.
+    func drop(_ files: [DroppedFile]) {
+        let schedule = state.withLock { state -> Bool in
+            state.pending.append(contentsOf: files)
+            defer { state.drainScheduled = true }
+            return !state.drainScheduled
+        }
+        if schedule { queue.async { self.drain() } }
+    }
+
+    /// Retries pending deletions now and waits for them (used by `close()`).
+    func flush() {
+        queue.sync { drain() }
+    }
+
+    private func drain() {
+        let batch = state.withLock { state -> [DroppedFile] in
+            state.drainScheduled = false
+            return state.pending
+        }
+        var freed = 0
+        var failed = false
+        for file in batch {
+            switch syscalls.unlink(file.path) {
+            case .success: freed += 1
+            case .failure(let failure) where failure.errno == ENOENT: freed += 1
+            case .failure: failed = true
+            }
+            if failed { break }
+        }
+        let retry = state.withLock { state -> Bool in
+            state.pending.removeFirst(freed)
+            state.counts.freed += freed
+            if failed { state.counts.failedAttempts += 1 }
+            guard failed, !state.retryScheduled else { return false }
+            state.retryScheduled = true
+            return true
+        }
+        if retry {
+            queue.asyncAfter(deadline: .now() + .milliseconds(retryDelayMs)) {
+                self.state.withLock { $0.retryScheduled = false }
+                self.drain()
+            }
+        }
+    }
+}

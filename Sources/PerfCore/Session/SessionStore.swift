@@ -1,0 +1,194 @@
+// Owns `<dir>/sessions/`: starts the live session and recovers, then deletes, prior ones.
+import Foundation
+import JournalKit
+import Synchronization
+
+/// The sessions of one data directory: one journal per session under `sessions/<id>/`, and a
+/// lock file `sessions/<id>.lock` held by the live process for the session's whole life.
+///
+/// At start-up, recover before starting the new session:
+///
+/// ```swift
+/// let store = SessionStore(directory: dataDirectory)
+/// for recovered in store.recoverPriorSessions() {
+///     try ledger.write(recovered)          // crashed / terminated, orphaned spans, fatal hangs
+///     try store.acknowledge(recovered)     // only now is its journal deleted
+/// }
+/// let session = try store.start(SessionInfo(app: .init(name: "myservice", version: "1.4.0")))
+/// ```
+///
+/// Several processes may share the directory: a journal whose lock is held belongs to a live
+/// process and is never read, and a recovered journal stays locked by the recovering store until
+/// acknowledged, so two processes never ingest the same one twice.
+public final class SessionStore: Sendable {
+    /// The data directory; sessions live under `sessions/` inside it.
+    public let directory: URL
+    /// The byte budget of each session's journal.
+    public let journalByteBudget: Int
+    /// How far each journal append survives.
+    public let durability: Journal.Durability
+    /// Where end markers read their wall time; tests inject a ``ManualClock``.
+    public let clock: any PerfClock
+
+    private var sessionsDirectory: URL { directory.appendingPathComponent("sessions", isDirectory: true) }
+    // Locks of sessions this store recovered and the caller has not acknowledged yet.
+    private let recoveredLocks = Mutex<[String: SessionLockFile]>([:])
+
+    /// Creates a store over `directory`; nothing is touched on disk until it is used.
+    ///
+    /// - Parameters:
+    ///   - directory: The data directory (created `0700` if missing).
+    ///   - journalByteBudget: Each session journal's cap; older entries drop first past it. The
+    ///     default 1 MiB holds tens of thousands of span begins.
+    ///   - durability: `.processDeath` (default) survives crashes and SIGKILL; `.fsync` also
+    ///     survives power loss, at a sync per append.
+    ///   - clock: The clock of end markers; the system clock by default.
+    public init(
+        directory: URL, journalByteBudget: Int = 1 << 20, durability: Journal.Durability = .processDeath,
+        clock: any PerfClock = SystemClock()
+    ) {
+        self.directory = directory
+        self.journalByteBudget = journalByteBudget
+        self.durability = durability
+        self.clock = clock
+    }
+
+    /// Starts the session `info` and returns it live, its lock held until ``LiveSession/end()``.
+    ///
+    /// - Throws: ``SessionError`` when the directory or journal cannot be created, the id cannot
+    ///   name a directory, or a session with the same id is live.
+    public func start(_ info: SessionInfo) throws(SessionError) -> LiveSession {
+        guard SessionInfo.isValidID(info.id) else {
+            throw SessionError(
+                code: .invalidID,
+                message: "session id '\(info.id)' must be 1-64 characters of [0-9A-Za-z_-]; use SessionInfo.randomID()")
+        }
+        try createSessionsDirectory()
+        let lockPath = sessionsDirectory.appendingPathComponent("\(info.id).lock").path
+        // The lock exists before the journal does, so a recovery that sees the journal sees it locked.
+        guard case .acquired(let lock) = try SessionLockFile.tryAcquire(path: lockPath) else {
+            throw SessionError(
+                code: .alreadyLive, message: "session \(info.id) is already live; give each run its own id")
+        }
+        let journalDirectory = sessionsDirectory.appendingPathComponent(info.id, isDirectory: true)
+        do {
+            let journal = try Journal(
+                directory: journalDirectory,
+                configuration: .init(
+                    byteBudget: journalByteBudget, durability: durability,
+                    segmentHeader: SessionEntryCodec.encode(.start(info), sequence: 0)))
+            return LiveSession(
+                info: info, journal: journal, lock: lock, clock: clock, byteBudget: journalByteBudget)
+        } catch {
+            throw SessionError(
+                code: .journal,
+                message: "cannot create the session journal at \(journalDirectory.path): \(error); "
+                    + "check that the data directory is writable and not full")
+        }
+    }
+
+    /// Reads every prior session's journal that no live process holds.
+    ///
+    /// Call it before ``start(_:)``. It never throws: a journal that cannot be read is reported
+    /// with status `.unreadable` and stays on disk. Each returned session stays locked by this
+    /// store (other processes skip it) until ``acknowledge(_:)``; calling this again before that
+    /// reports it again.
+    ///
+    /// - Returns: The sessions, oldest start first.
+    public func recoverPriorSessions() -> [RecoveredSession] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: sessionsDirectory.path)) ?? []
+        removeStaleLocks(names)
+        var recovered: [RecoveredSession] = []
+        for name in names.sorted() where SessionInfo.isValidID(name) {
+            var isDirectory: ObjCBool = false
+            let journalDirectory = sessionsDirectory.appendingPathComponent(name, isDirectory: true)
+            guard FileManager.default.fileExists(atPath: journalDirectory.path, isDirectory: &isDirectory),
+                isDirectory.boolValue
+            else { continue }
+            guard let session = recover(id: name, journalDirectory: journalDirectory) else { continue }
+            recovered.append(session)
+        }
+        return recovered.sorted { ($0.info?.startWallNanos ?? 0, $0.id) < ($1.info?.startWallNanos ?? 0, $1.id) }
+    }
+
+    /// Deletes the journal of a session that has been written elsewhere (the ledger), then
+    /// releases its lock. A second recovery then finds nothing of it.
+    ///
+    /// An `.unreadable` session is not deleted: its lock is released and the journal stays for the
+    /// next start. Acknowledging a session twice, or one this store did not recover, does nothing.
+    ///
+    /// - Throws: ``SessionError`` with code `.cleanup` if the journal cannot be deleted; it is
+    ///   then reported again by the next recovery.
+    public func acknowledge(_ recovered: RecoveredSession) throws(SessionError) {
+        guard let lock = recoveredLocks.withLock({ $0.removeValue(forKey: recovered.id) }) else { return }
+        if case .unreadable = recovered.status { return }
+        let journalDirectory = sessionsDirectory.appendingPathComponent(recovered.id, isDirectory: true)
+        do {
+            try FileManager.default.removeItem(at: journalDirectory)
+        } catch {
+            throw SessionError(
+                code: .cleanup,
+                message: "cannot delete the ingested session journal \(journalDirectory.path): \(error); "
+                    + "it will be reported again at the next start")
+        }
+        // Unlinked while still locked: a recovery that opened it meanwhile finds it busy, and one
+        // that opens it afterwards finds no journal.
+        lock.unlinkPath()
+    }
+
+    private func recover(id: String, journalDirectory: URL) -> RecoveredSession? {
+        let lock: SessionLockFile
+        if let held = recoveredLocks.withLock({ $0[id] }) {
+            lock = held
+        } else {
+            let lockPath = sessionsDirectory.appendingPathComponent("\(id).lock").path
+            do {
+                guard case .acquired(let acquired) = try SessionLockFile.tryAcquire(path: lockPath) else { return nil }
+                lock = acquired
+            } catch {
+                return RecoveredSession(id: id, info: nil, status: .unreadable(reason: error.message))
+            }
+            // Another store may have acknowledged it between the listing and the lock.
+            guard FileManager.default.fileExists(atPath: journalDirectory.path) else {
+                lock.unlinkPath()
+                return nil
+            }
+        }
+        let session: RecoveredSession
+        do {
+            session = SessionIngest.ingest(id: id, recovery: try Journal.recover(directory: journalDirectory))
+        } catch {
+            session = RecoveredSession(
+                id: id, info: nil,
+                status: .unreadable(reason: "cannot read the journal at \(journalDirectory.path): \(error)"))
+        }
+        recoveredLocks.withLock { $0[id] = lock }
+        return session
+    }
+
+    /// Deletes lock files left without a journal by a crash inside ``acknowledge(_:)``.
+    private func removeStaleLocks(_ names: [String]) {
+        let present = Set(names)
+        for name in names where name.hasSuffix(".lock") {
+            let id = String(name.dropLast(".lock".count))
+            guard SessionInfo.isValidID(id), !present.contains(id) else { continue }
+            let path = sessionsDirectory.appendingPathComponent(name).path
+            if case .acquired(let lock)? = try? SessionLockFile.tryAcquire(path: path),
+                !FileManager.default.fileExists(atPath: sessionsDirectory.appendingPathComponent(id).path)
+            {
+                lock.unlinkPath()
+            }
+        }
+    }
+
+    private func createSessionsDirectory() throws(SessionError) {
+        do {
+            try FileManager.default.createDirectory(
+                at: sessionsDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw SessionError(
+                code: .storage,
+                message: "cannot create \(sessionsDirectory.path): \(error); set PERF_DIR to a writable directory")
+        }
+    }
+}

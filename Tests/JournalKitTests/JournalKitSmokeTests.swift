@@ -1,7 +1,0 @@
-// PLACEHOLDER: replaced once JournalKit has real tests.
-import Testing
-@testable import JournalKit
-
-@Test func moduleLoads() {
-    #expect(Bool(true))
-}

@@ -1,0 +1,75 @@
+// Helpers shared by the JournalKit tests: temporary directories, a seeded RNG, entry builders.
+import Foundation
+import Glibc
+import Testing
+
+@testable import JournalKit
+
+/// SplitMix64: a small, repeatable generator. Tests print the seed in every failure message.
+struct SeededGenerator: RandomNumberGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// A fresh directory under the system temporary directory, removed by `remove()`.
+struct TemporaryDirectory {
+    let url: URL
+
+    init(_ name: String = #function) {
+        let safe = name.filter { $0.isLetter || $0.isNumber }
+        url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("journalkit-\(safe)-\(UUID().uuidString)", isDirectory: true)
+    }
+
+    var path: String { url.path }
+
+    func remove() { try? FileManager.default.removeItem(at: url) }
+
+    /// Segment files present, oldest first.
+    func segments() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [])
+            .filter { $0.hasPrefix("segment-") }.sorted()
+    }
+
+    /// Bytes taken by all segment files.
+    func footprint() -> Int {
+        segments().reduce(0) { $0 + SegmentDirectory.fileSize(path + "/" + $1) }
+    }
+
+    /// The contents of a segment file.
+    func contents(of segment: String) throws -> Data {
+        try Data(contentsOf: url.appendingPathComponent(segment))
+    }
+
+    func write(_ data: Data, to segment: String) throws {
+        try data.write(to: url.appendingPathComponent(segment))
+    }
+}
+
+/// Distinct, recognisable entries: "entry <n>" padded to `size` bytes.
+func makeEntry(_ index: Int, size: Int? = nil) -> Data {
+    var data = Data("entry \(index)|".utf8)
+    if let size, size > data.count {
+        data.append(contentsOf: (0..<(size - data.count)).map { UInt8(truncatingIfNeeded: index &+ $0) })
+    }
+    return data
+}
+
+/// A journal whose syscalls fail as `faults` says.
+func journalWithFaults(
+    at directory: TemporaryDirectory, configuration: Journal.Configuration = .init(byteBudget: 1 << 20)
+) throws -> (Journal, FaultInjection) {
+    let faults = FaultInjection()
+    var syscalls = Syscalls.live
+    syscalls.faults = faults
+    return (try Journal(directory: directory.url, configuration: configuration, syscalls: syscalls), faults)
+}

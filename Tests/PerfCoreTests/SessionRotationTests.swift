@@ -1,0 +1,33 @@
+// Sessions whose journal rotates past its byte budget: the header and open spans survive.
+import Foundation
+import Testing
+
+@testable import PerfCore
+
+@Suite struct SessionRotationTests {
+    @Test func anOpenSpanAndMarkerOutliveRotationOfTheirBegin() throws {
+        let scratch = try SessionScratchDirectory()
+        defer { scratch.remove() }
+        let info = SessionSamples.info()
+        let budget = 4096
+        do {
+            let session = try SessionStore(directory: scratch.url, journalByteBudget: budget).start(info)
+            session.spanBegan(SessionSamples.span(id: 1))
+            session.setOngoing(SessionSamples.marker(id: 1, durationNanos: 1_000_000_000))
+            // Churn far past the budget: the first begin's segment is dropped long before the end.
+            for id in UInt64(2)..<600 {
+                session.spanBegan(SessionSamples.span(id: id, name: "churn"))
+                session.spanClosed(id: id)
+            }
+            session.spanBegan(SessionSamples.span(id: 600, name: "late"))
+            #expect(session.failureCount == 0)
+        }
+        let recovered = SessionStore(directory: scratch.url).recoverPriorSessions()
+        try #require(recovered.count == 1)
+        #expect(recovered[0].info == info)
+        #expect(recovered[0].status == .crashed)
+        #expect(recovered[0].orphanedSpans.map(\.id) == [1, 600])
+        #expect(recovered[0].fatalMarkers == [SessionSamples.marker(id: 1, durationNanos: 1_000_000_000)])
+        #expect(try #require(recovered[0].recoveryNote).contains("dropped"))
+    }
+}
