@@ -1,4 +1,117 @@
 // The facade users import: every public name of Perf lives inside `enum Perf`.
+import Foundation
+import PerfCore
+import Synchronization
 
 /// Performance instrumentation for Swift programs on Linux.
-public enum Perf {}
+///
+/// Install once at start-up, then wrap the work you care about in budgeted spans. Under budget a
+/// span costs about as much as two clock reads and stores nothing but a histogram tick; over
+/// budget it appends one line to `perf-events.jsonl` in the data directory.
+///
+/// ```swift
+/// import Perf
+///
+/// Perf.install(Perf.Configuration(app: Perf.AppInfo(name: "myservice", version: "1.4.0")))
+/// let span = Perf.begin("api.get", slowMs: 1000)
+/// // … the work …
+/// span.end(detail: "/v1/threads", count: 200)
+/// Perf.shutdown()
+/// ```
+///
+/// - Note: Before `install`, every call is inert and costs about one atomic load: a library that
+///   embeds Perf, or a helper process, never writes files by accident.
+public enum Perf {
+    /// Installs Perf for this process. Idempotent: a second call with the same configuration does
+    /// nothing; one with a different configuration is reported on stderr and ignored (call
+    /// ``shutdown()`` first to change it).
+    ///
+    /// Never throws and never crashes the host program: a data directory that cannot be created
+    /// or written produces one message on stderr and recording continues in memory only.
+    ///
+    /// - Parameter configuration: Where to write, who the program is, and the consent gate.
+    public static func install(_ configuration: Configuration = Configuration()) {
+        _ = install(
+            configuration, environment: ProcessInfo.processInfo.environment, clock: SystemClock(),
+            report: PerfState.reportToStandardError)
+    }
+
+    /// Flushes everything, writes the session's end, and makes every call inert again.
+    public static func shutdown() {
+        let runtime = PerfState.installed.withLock { state -> PerfRuntime? in
+            guard let runtime = state.current else { return nil }
+            state.current = nil
+            PerfState.recorderSlot.store(nil, ordering: .releasing)
+            return runtime
+        }
+        runtime?.shutdown()
+    }
+
+    /// Whether Perf is installed.
+    public static var isInstalled: Bool { PerfState.recorderSlot.load(ordering: .acquiring) != nil }
+
+    /// The data directory Perf is writing to, or `nil` when it is not installed or not recording
+    /// to disk.
+    public static var dataDirectory: URL? { PerfState.runtime()?.directory }
+
+    /// The id of the current session (one per process run while installed).
+    public static var sessionID: String? { PerfState.runtime()?.sessionID }
+
+    /// A copy of the per-name latency histograms of every span ended in this process.
+    public static func spanHistograms() -> [String: Histogram] { PerfState.histograms.snapshot() }
+
+    /// A log-linear latency histogram (≤ 1 % relative error on any quantile from 1 µs to 1 hour).
+    public typealias Histogram = LatencyHistogram
+    /// How a span ended.
+    public typealias Exit = SpanExit
+
+    /// The seam tests use: an injected environment, clock and message sink.
+    @discardableResult
+    static func install(
+        _ configuration: Configuration, environment: [String: String], clock: any PerfClock,
+        report: @escaping (String) -> Void
+    ) -> Bool {
+        PerfState.installed.withLock { state in
+            if let current = state.current {
+                if current.configuration != configuration {
+                    report(
+                        "perf: install called again with a different configuration; keeping the first "
+                            + "(call Perf.shutdown() before installing another)")
+                }
+                return false
+            }
+            let runtime = PerfRuntime.make(
+                configuration: configuration, environment: environment, clock: clock,
+                histograms: PerfState.histograms, report: report)
+            state.current = runtime
+            // Every runtime ever published stays alive: a span begun under it may still end.
+            state.retired.append(runtime)
+            PerfState.recorderSlot.store(Unmanaged.passUnretained(runtime.recorder), ordering: .releasing)
+            return true
+        }
+    }
+}
+
+/// Process-wide state behind the facade.
+@usableFromInline
+enum PerfState {
+    struct Installed {
+        var current: PerfRuntime?
+        var retired: [PerfRuntime] = []
+    }
+
+    /// The installed recorder, read with one atomic load on the hot path; `nil` means inert.
+    @usableFromInline
+    static let recorderSlot = Atomic<Unmanaged<SpanRecorder>?>(nil)
+
+    static let installed = Mutex(Installed())
+
+    /// Span histograms live as long as the process, across installs.
+    static let histograms = HistogramRegistry()
+
+    static func runtime() -> PerfRuntime? { installed.withLock { $0.current } }
+
+    static func reportToStandardError(_ message: String) {
+        FileHandle.standardError.write(Data((message + "\n").utf8))
+    }
+}

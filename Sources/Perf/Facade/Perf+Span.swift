@@ -1,0 +1,137 @@
+// Budgeted spans: `Perf.begin` … `span.end()`, keyed spans and `Perf.measure`.
+import PerfCore
+import Synchronization
+
+extension Perf {
+    /// An open span: a small value that ends once.
+    ///
+    /// Under budget, `end()` ticks the span's histogram and stores nothing else; over budget (or
+    /// with `slowMs: nil`) it appends one line to the ledger before it returns.
+    public struct Span: Sendable {
+        @usableFromInline let token: SpanToken?
+
+        @inlinable
+        init(token: SpanToken?) { self.token = token }
+
+        /// Ends the span successfully.
+        @inlinable
+        public func end() {
+            guard let token, let recorder = PerfState.recorderSlot.load(ordering: .acquiring) else { return }
+            recorder._withUnsafeGuaranteedRef { $0.end(token) }
+        }
+
+        /// Ends the span successfully with context for the ledger line.
+        ///
+        /// - Parameters:
+        ///   - detail: What the span worked on; privacy-filtered (a URL keeps its path only, any
+        ///     other string is cut to 128 bytes).
+        ///   - count: How many items the span handled.
+        public func end(detail: String?, count: Int? = nil) {
+            guard let token, let recorder = PerfState.recorderSlot.load(ordering: .acquiring) else { return }
+            recorder._withUnsafeGuaranteedRef { $0.end(token, detail: detail, count: count) }
+        }
+
+        /// Ends the span with an explicit exit (`.failure`, `.cancelled`, …).
+        ///
+        /// - Parameters:
+        ///   - exit: How the span ended.
+        ///   - reason: A short, content-free reason (an error type name, say).
+        public func end(exit: Exit, reason: String? = nil) {
+            guard let token, let recorder = PerfState.recorderSlot.load(ordering: .acquiring) else { return }
+            recorder._withUnsafeGuaranteedRef { $0.end(token, exit: exit, reason: reason) }
+        }
+    }
+
+    /// How long a keyed span may stay open.
+    public enum Lifetime: Sendable, Equatable {
+        /// Ends where it began; not tracked while open.
+        case scoped
+        /// Closed as `expired` by the span watchdog if still open after this many milliseconds.
+        case bounded(ms: Double)
+        /// Open until ended or superseded; journalled, so a crash reports it as orphaned.
+        case indefinite
+    }
+
+    /// Begins a span at this call site.
+    ///
+    /// - Parameters:
+    ///   - name: A static name such as `"api.get"`; spans of one name share a histogram.
+    ///   - slowMs: The budget in milliseconds; a longer span is written to the ledger. `nil`
+    ///     records every time.
+    /// - Returns: The span to end. Before `install` it is inert and `end()` does nothing.
+    @inlinable
+    public static func begin(
+        _ name: StaticString, slowMs: Double?, fileID: StaticString = #fileID, line: UInt = #line
+    ) -> Span {
+        guard let recorder = PerfState.recorderSlot.load(ordering: .acquiring) else { return Span(token: nil) }
+        let site = CallSite(fileID: fileID, line: UInt32(truncatingIfNeeded: line))
+        return Span(
+            token: recorder._withUnsafeGuaranteedRef {
+                $0.begin(name, budgetNanos: budgetNanos(slowMs), site: site)
+            })
+    }
+
+    /// Begins a span that another place ends by key; a second begin under an open key supersedes
+    /// the first (closed as `superseded`).
+    ///
+    /// - Parameters:
+    ///   - key: Identifies the span until its end; never written to any file.
+    ///   - name: The span's static name.
+    ///   - slowMs: The budget in milliseconds; `nil` records every time. A span still open past its
+    ///     budget produces an `overdue` line.
+    ///   - lifetime: `.indefinite` (default) or `.bounded(ms:)`.
+    public static func begin(
+        key: String, _ name: StaticString, slowMs: Double?, lifetime: Lifetime = .indefinite,
+        fileID: StaticString = #fileID, line: UInt = #line
+    ) {
+        guard let recorder = PerfState.recorderSlot.load(ordering: .acquiring) else { return }
+        let site = CallSite(fileID: fileID, line: UInt32(truncatingIfNeeded: line))
+        let lifetime: SpanLifetime =
+            switch lifetime {
+            case .scoped, .indefinite: .indefinite
+            case .bounded(let ms): .bounded(budgetNanos: budgetNanos(ms) ?? 0)
+            }
+        _ = recorder._withUnsafeGuaranteedRef {
+            $0.begin(key: key, name, budgetNanos: budgetNanos(slowMs), lifetime: lifetime, site: site)
+        }
+    }
+
+    /// Ends the span begun under `key`. An end with no open span is reported, not dropped.
+    public static func end(key: String, exit: Exit = .success, detail: String? = nil, count: Int? = nil) {
+        guard let recorder = PerfState.recorderSlot.load(ordering: .acquiring) else { return }
+        recorder._withUnsafeGuaranteedRef { $0.end(key: key, exit: exit, detail: detail, count: count) }
+    }
+
+    /// Measures `body` as one span; the exit follows how it left (return → success,
+    /// `CancellationError` → cancelled, any other error → failure with the error's type name).
+    @inlinable
+    public static func measure<Result, Failure: Error>(
+        _ name: StaticString, slowMs: Double?, fileID: StaticString = #fileID, line: UInt = #line,
+        _ body: () throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        guard let recorder = PerfState.recorderSlot.load(ordering: .acquiring) else { return try body() }
+        let site = CallSite(fileID: fileID, line: UInt32(truncatingIfNeeded: line))
+        return try recorder.takeUnretainedValue().measure(name, budgetNanos: budgetNanos(slowMs), site: site, body)
+    }
+
+    /// Measures an async `body` as one span, on the caller's isolation.
+    @inlinable
+    public static func measure<Result, Failure: Error>(
+        _ name: StaticString, slowMs: Double?, fileID: StaticString = #fileID, line: UInt = #line,
+        isolation: isolated (any Actor)? = #isolation, _ body: () async throws(Failure) -> Result
+    ) async throws(Failure) -> Result {
+        guard let recorder = PerfState.recorderSlot.load(ordering: .acquiring) else { return try await body() }
+        let site = CallSite(fileID: fileID, line: UInt32(truncatingIfNeeded: line))
+        return try await recorder.takeUnretainedValue().measure(
+            name, budgetNanos: budgetNanos(slowMs), site: site, isolation: isolation, body)
+    }
+
+    /// Milliseconds as a nanosecond budget; `nil` stays `nil` (record every time), negative and
+    /// NaN budgets become zero, huge ones saturate.
+    @inlinable
+    static func budgetNanos(_ ms: Double?) -> UInt64? {
+        guard let ms else { return nil }
+        guard ms > 0 else { return 0 }
+        return ms >= 1.8e13 ? UInt64.max : UInt64(ms * 1_000_000)
+    }
+}

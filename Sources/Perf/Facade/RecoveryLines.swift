@@ -1,0 +1,58 @@
+// The ledger lines that tell the story of a prior session found at start-up: how it ended, the
+// spans it left open, the hang it died in.
+import PerfCore
+
+enum RecoveryLines {
+    static func events(for recovered: RecoveredSession) -> [Perf.LedgerEvent] {
+        let startMs = LedgerLines.milliseconds(recovered.info?.startWallNanos ?? 0)
+        var lines: [Perf.LedgerEvent] = []
+        switch recovered.status {
+        case .terminated:
+            // A clean end already wrote its own line; only spans it left open are news.
+            break
+        case .crashed:
+            var line = Perf.LedgerEvent(kind: .session, name: "crashed", session: recovered.id, timestampMs: startMs)
+            line.detail = recovered.recoveryNote
+            if let info = recovered.info {
+                line.extra["pid"] = .int(Int64(info.pid))
+                line.extra["app"] = .string(info.app.name)
+                line.extra["version"] = .string(info.app.version)
+            }
+            lines.append(line)
+        case .unreadable(let reason):
+            var line = Perf.LedgerEvent(kind: .session, name: "unreadable", session: recovered.id, timestampMs: startMs)
+            line.detail = String(reason.prefix(200))
+            lines.append(line)
+        }
+        for span in recovered.orphanedSpans {
+            var line = Perf.LedgerEvent(
+                kind: .span, name: span.name, session: recovered.id,
+                timestampMs: LedgerLines.milliseconds(span.startWallNanos))
+            line.exit = SpanExit.orphaned.rawValue
+            line.budgetMs = span.budgetNanos.map(LedgerLines.ms)
+            line.site = span.site
+            line.extra["lifetime"] = .string(span.lifetime)
+            lines.append(line)
+        }
+        for marker in recovered.fatalMarkers {
+            let kind: Perf.LedgerEvent.Kind = marker.kind == "hitch" ? .hitch : .hang
+            var line = Perf.LedgerEvent(
+                kind: kind, name: marker.name, session: recovered.id,
+                timestampMs: LedgerLines.milliseconds(marker.startedWallNanos))
+            let lastKnown = LedgerLines.ms(marker.lastKnownDurationNanos)
+            line.fatal = true
+            line.lowerMs = lastKnown
+            line.durationMs = lastKnown
+            line.culprit = marker.payload["culprit"]
+            line.thread = marker.payload["thread"]
+            if let stack = marker.payload["stack"], !stack.isEmpty {
+                line.stack = stack.split(separator: "\n").map(String.init)
+            }
+            if let stuck = marker.payload["stuckFrames"], !stuck.isEmpty {
+                line.stuckFrames = stuck.split(separator: "\n").map(String.init)
+            }
+            lines.append(line)
+        }
+        return lines
+    }
+}
