@@ -103,6 +103,38 @@ enum Bench {
         return Distribution(samples)
     }
 
+    /// Alternates batches of a baseline and a subject so both see the same machine noise, and
+    /// returns the per-operation cost distribution of each (one warm-up batch discarded).
+    static func alternating(
+        batches: Int, iterations: Int, baseline: (Int) -> Void, subject: (Int) -> Void
+    ) -> (subject: Distribution, baseline: Distribution) {
+        var subjectSamples: [Double] = []
+        var baselineSamples: [Double] = []
+        for batch in -1..<batches {
+            var start = now()
+            baseline(iterations)
+            let baselineCost = Double(now() - start) / Double(iterations)
+            start = now()
+            subject(iterations)
+            let subjectCost = Double(now() - start) / Double(iterations)
+            if batch >= 0 {
+                baselineSamples.append(baselineCost)
+                subjectSamples.append(subjectCost)
+            }
+        }
+        return (Distribution(subjectSamples), Distribution(baselineSamples))
+    }
+
+    /// A loop of CLOCK_MONOTONIC read pairs: the physical floor of any span.
+    static func clockPairs(_ iterations: Int) {
+        var total: UInt64 = 0
+        for _ in 0..<iterations {
+            let start = perf_monotonic_ns()
+            total &+= perf_monotonic_ns() &- start
+        }
+        blackHole(total)
+    }
+
     /// Times each call of `body` on its own and returns the latency distribution (tails included).
     static func latencies(count: Int, warmup: Int = 100, _ body: () -> Void) -> Distribution {
         for _ in 0..<warmup { body() }

@@ -57,28 +57,12 @@ enum SpanBenchmarks {
     private static func alternating(
         recorder: SpanRecorder, batches: Int, iterations: Int
     ) -> (span: Distribution, baseline: Distribution) {
-        var spanSamples: [Double] = []
-        var baselineSamples: [Double] = []
-        for batch in -1..<batches {
-            let baseline = timed(iterations) {
-                var total: UInt64 = 0
-                for _ in 0..<iterations {
-                    let start = perf_monotonic_ns()
-                    total &+= perf_monotonic_ns() &- start
-                }
-                Bench.blackHole(total)
-            }
-            let span = timed(iterations) {
-                for _ in 0..<iterations {
-                    recorder.end(recorder.begin("bench.span", budgetNanos: underBudgetNanos, site: site))
-                }
-            }
-            if batch >= 0 {  // batch -1 is the warm-up
-                baselineSamples.append(baseline)
-                spanSamples.append(span)
+        let measured = Bench.alternating(batches: batches, iterations: iterations, baseline: Bench.clockPairs) { count in
+            for _ in 0..<count {
+                recorder.end(recorder.begin("bench.span", budgetNanos: underBudgetNanos, site: site))
             }
         }
-        return (Distribution(spanSamples), Distribution(baselineSamples))
+        return (measured.subject, measured.baseline)
     }
 
     /// Both threads are created and parked before the probe is installed, so it counts only the
@@ -186,12 +170,6 @@ enum SpanBenchmarks {
                 baseline: "scoped begin+end (under budget)", baselineMedian: baseline.median,
                 ratio: distribution.median / baseline.median, allocationsPerOp: allocations,
                 note: "slow path: record built, wall clock read, sequence numbered, delivered inline"))
-    }
-
-    private static func timed(_ iterations: Int, _ body: () -> Void) -> Double {
-        let start = Bench.now()
-        body()
-        return Double(Bench.now() - start) / Double(iterations)
     }
 
     private static func row(

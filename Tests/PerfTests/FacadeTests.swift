@@ -7,205 +7,210 @@ import Testing
 
 @testable import Perf
 
-@Suite(.serialized) struct FacadeTests {
-    private static let enabledEnvironment: [String: String] = [:]
+/// Every suite that installs Perf (process-global state) nests here so they never overlap.
+@Suite(.serialized) enum PerfGlobalStateTests {}
 
-    /// Installs into a fresh directory with an injected clock, runs `body`, shuts down, and
-    /// returns the ledger's events.
-    private func withInstalled(
-        recording: Perf.Recording = .enabled, noteFloor: Double = 30, clock: any PerfClock = SystemClock(),
-        environment: [String: String] = [:], _ body: (URL) throws -> Void
-    ) throws -> (events: [Perf.LedgerEvent], directory: TemporaryDirectory) {
-        let directory = try TemporaryDirectory("facade")
-        let configuration = Perf.Configuration(
-            directory: directory.url, app: Perf.AppInfo(name: "facade-test", version: "1.0", build: "7"),
-            recording: recording, noteFloor: noteFloor)
-        #expect(Perf.install(configuration, environment: environment, clock: clock, report: { _ in }))
-        defer { Perf.shutdown() }
-        try body(directory.url)
-        Perf.shutdown()
-        let events = try Perf.LedgerReader(directory: directory.url).readAll().events
-        return (events, directory)
-    }
+extension PerfGlobalStateTests {
+    @Suite struct FacadeTests {
+        private static let enabledEnvironment: [String: String] = [:]
 
-    @Test func callsBeforeInstallAreInertAndAllocateNothing() throws {
-        Perf.shutdown()
-        #expect(!Perf.isInstalled)
-        let before = perf_thread_alloc_count()
-        for _ in 0..<1_000 {
-            Perf.begin("inert.span", slowMs: 0).end()
-        }
-        #expect(perf_thread_alloc_count() - before == 0)
-        Perf.note("inert.note")
-        Perf.begin(key: "k", "inert.keyed", slowMs: nil)
-        Perf.end(key: "k")
-        #expect(Perf.spanHistograms()["inert.span"] == nil)
-        #expect(Perf.dataDirectory == nil)
-    }
-
-    @Test func overBudgetSpanWritesOneFilteredLineAndUnderBudgetOnlyTicks() throws {
-        let (events, directory) = try withInstalled { _ in
-            for _ in 0..<10 { Perf.begin("facade.fast", slowMs: 60_000).end() }
-            Perf.begin("facade.slow", slowMs: 0).end(detail: "https://u:p@api.example.com/v1/threads?token=abc#x", count: 200)
-        }
-        defer { directory.remove() }
-        let spans = events.filter { $0.kind == .span }
-        #expect(spans.count == 1)
-        let line = try #require(spans.first)
-        #expect(line.name == "facade.slow")
-        #expect(line.detail == "/v1/threads")
-        #expect(line.count == 200)
-        #expect(line.exit == "success")
-        #expect(line.budgetMs == 0)
-        #expect(line.site?.hasPrefix("PerfTests/FacadeTests.swift:") == true)
-        #expect((Perf.spanHistograms()["facade.fast"]?.count ?? 0) >= 10)
-        let raw = try String(contentsOf: directory.ledger, encoding: .utf8)
-        #expect(!raw.contains("token") && !raw.contains("example.com") && !raw.contains("u:p"))
-        #expect(events.first?.kind == .session && events.first?.name == "start")
-        #expect(events.last?.kind == .session && events.last?.name == "end")
-        #expect(Set(events.map(\.session)).count == 1)
-    }
-
-    @Test func filesAreOwnerOnly() throws {
-        let (_, directory) = try withInstalled { _ in Perf.begin("facade.mode", slowMs: 0).end() }
-        defer { directory.remove() }
-        let dirMode = try FileManager.default.attributesOfItem(atPath: directory.url.path)[.posixPermissions] as? Int
-        let fileMode = try FileManager.default.attributesOfItem(atPath: directory.ledger.path)[.posixPermissions] as? Int
-        #expect(fileMode == 0o600)
-        // The test created the directory itself; a directory Perf creates is 0700.
-        let created = directory.url.appendingPathComponent("nested/perf")
-        try DataDirectory.prepare(created)
-        let createdMode = try FileManager.default.attributesOfItem(atPath: created.path)[.posixPermissions] as? Int
-        #expect(createdMode == 0o700)
-        #expect(dirMode != nil)
-    }
-
-    @Test func measureExitsReachTheLedger() throws {
-        struct Boom: Error {}
-        let (events, directory) = try withInstalled { _ in
-            let value = Perf.measure("facade.measure.ok", slowMs: 0) { 42 }
-            #expect(value == 42)
-            #expect(throws: Boom.self) { try Perf.measure("facade.measure.fail", slowMs: 0) { throw Boom() } }
-        }
-        defer { directory.remove() }
-        let byName = Dictionary(events.filter { $0.kind == .span }.map { ($0.name, $0) }) { first, _ in first }
-        #expect(byName["facade.measure.ok"]?.exit == "success")
-        #expect(byName["facade.measure.fail"]?.exit == "failure")
-        #expect(byName["facade.measure.fail"]?.extra["reason"] == .string("Boom"))
-    }
-
-    @Test func asyncMeasureDerivesCancellation() async throws {
-        let directory = try TemporaryDirectory("facade-async")
-        defer { directory.remove() }
-        Perf.install(
-            Perf.Configuration(directory: directory.url, app: Perf.AppInfo(name: "a"), recording: .enabled),
-            environment: [:], clock: SystemClock(), report: { _ in })
-        await #expect(throws: CancellationError.self) {
-            try await Perf.measure("facade.async.cancel", slowMs: 0) { () async throws -> Int in throw CancellationError() }
-        }
-        Perf.shutdown()
-        let events = try Perf.LedgerReader(directory: directory.url).readAll().events
-        #expect(events.first { $0.name == "facade.async.cancel" }?.exit == "cancelled")
-    }
-
-    @Test func noteFloorWritesOneLineAndCarriesTheSuppressedCount() throws {
-        let clock = ManualClock()
-        let (events, directory) = try withInstalled(noteFloor: 30, clock: clock) { _ in
-            for _ in 0..<50 {
-                Perf.note("socket.reconnect", detail: "wss://chat.example.com/ws?session=1")
-                clock.advance(byMilliseconds: 100)
-            }
-            clock.advance(byMilliseconds: 30_000)
-            Perf.note("socket.reconnect")
-            Perf.note("other.note")
-        }
-        defer { directory.remove() }
-        let notes = events.filter { $0.kind == .note && $0.name == "socket.reconnect" }
-        #expect(notes.count == 2)
-        #expect(notes.first?.detail == "/ws")
-        #expect(notes.first?.extra["suppressedCount"] == nil)
-        #expect(notes.last?.extra["suppressedCount"] == .int(49))
-        #expect(events.contains { $0.kind == .note && $0.name == "other.note" })
-    }
-
-    @Test func markReadyRecordsBootOnce() throws {
-        PerfState.readyMarked.store(false, ordering: .relaxed)
-        let (events, directory) = try withInstalled { _ in
-            Perf.markReady()
-            Perf.markReady()
-        }
-        defer { directory.remove() }
-        let boots = events.filter { $0.kind == .span && $0.name == "boot" }
-        #expect(boots.count == 1)
-        let duration = try #require(boots.first?.durationMs)
-        #expect(duration > 0 && duration < 86_400_000)
-    }
-
-    @Test func recordingOffWritesNothingButHistogramsCount() throws {
-        let directory = try TemporaryDirectory("facade-off")
-        defer { directory.remove() }
-        let target = directory.url.appendingPathComponent("data")
-        for (recording, environment) in [
-            (Perf.Recording.disabled, [String: String]()), (.enabled, ["PERF_RECORDING": "0"]),
-        ] {
-            let before = Perf.spanHistograms()["facade.off"]?.count ?? 0
-            Perf.install(
-                Perf.Configuration(directory: target, app: Perf.AppInfo(name: "off"), recording: recording),
-                environment: environment, clock: SystemClock(), report: { _ in })
-            Perf.begin("facade.off", slowMs: 0).end()
-            Perf.note("facade.off.note")
-            #expect(Perf.dataDirectory == nil)
+        /// Installs into a fresh directory with an injected clock, runs `body`, shuts down, and
+        /// returns the ledger's events.
+        private func withInstalled(
+            recording: Perf.Recording = .enabled, noteFloor: Double = 30, clock: any PerfClock = SystemClock(),
+            environment: [String: String] = [:], _ body: (URL) throws -> Void
+        ) throws -> (events: [Perf.LedgerEvent], directory: TemporaryDirectory) {
+            let directory = try TemporaryDirectory("facade")
+            let configuration = Perf.Configuration(
+                directory: directory.url, app: Perf.AppInfo(name: "facade-test", version: "1.0", build: "7"),
+                recording: recording, noteFloor: noteFloor)
+            #expect(Perf.install(configuration, environment: environment, clock: clock, report: { _ in }))
+            defer { Perf.shutdown() }
+            try body(directory.url)
             Perf.shutdown()
-            #expect(Perf.spanHistograms()["facade.off"]?.count == before + 1)
-            #expect(!FileManager.default.fileExists(atPath: target.path))
+            let events = try Perf.LedgerReader(directory: directory.url).readAll().events
+            return (events, directory)
         }
-    }
 
-    @Test func unusableDirectoryReportsOnceAndKeepsMeasuring() throws {
-        let directory = try TemporaryDirectory("facade-bad")
-        defer { directory.remove() }
-        let blocker = directory.url.appendingPathComponent("file")
-        try Data("x".utf8).write(to: blocker)
-        let messages = MessageBox()
-        Perf.install(
-            Perf.Configuration(directory: blocker.appendingPathComponent("perf"), app: Perf.AppInfo(name: "bad"), recording: .enabled),
-            environment: [:], clock: SystemClock(), report: messages.append)
-        Perf.begin("facade.bad", slowMs: 0).end()
-        Perf.shutdown()
-        #expect(messages.all.count == 1)
-        #expect(messages.all.first?.contains("PERF_DIR") == true)
-        #expect((Perf.spanHistograms()["facade.bad"]?.count ?? 0) >= 1)
-    }
-
-    @Test func secondInstallWithADifferentConfigurationIsReported() throws {
-        let directory = try TemporaryDirectory("facade-twice")
-        defer { directory.remove() }
-        let messages = MessageBox()
-        let first = Perf.Configuration(directory: directory.url, app: Perf.AppInfo(name: "one"), recording: .enabled)
-        #expect(Perf.install(first, environment: [:], clock: SystemClock(), report: messages.append))
-        #expect(!Perf.install(first, environment: [:], clock: SystemClock(), report: messages.append))
-        #expect(messages.all.isEmpty)
-        var second = first
-        second.app = Perf.AppInfo(name: "two")
-        #expect(!Perf.install(second, environment: [:], clock: SystemClock(), report: messages.append))
-        Perf.shutdown()
-        #expect(messages.all.count == 1)
-        #expect(messages.all.first?.contains("different configuration") == true)
-    }
-
-    @Test func keyedSpansSupersedeAndReportUnmatchedEnds() throws {
-        let (events, directory) = try withInstalled { _ in
-            Perf.begin(key: "conn-1", "facade.keyed", slowMs: nil)
-            Perf.begin(key: "conn-1", "facade.keyed", slowMs: nil)
-            Perf.end(key: "conn-1", count: 3)
-            Perf.end(key: "never-begun")
+        @Test func callsBeforeInstallAreInertAndAllocateNothing() throws {
+            Perf.shutdown()
+            #expect(!Perf.isInstalled)
+            let before = perf_thread_alloc_count()
+            for _ in 0..<1_000 {
+                Perf.begin("inert.span", slowMs: 0).end()
+            }
+            #expect(perf_thread_alloc_count() - before == 0)
+            Perf.note("inert.note")
+            Perf.begin(key: "k", "inert.keyed", slowMs: nil)
+            Perf.end(key: "k")
+            #expect(Perf.spanHistograms()["inert.span"] == nil)
+            #expect(Perf.dataDirectory == nil)
         }
-        defer { directory.remove() }
-        let keyed = events.filter { $0.kind == .span && $0.name == "facade.keyed" }
-        #expect(keyed.map(\.exit) == ["superseded", "success"])
-        #expect(events.contains { $0.kind == .note && $0.extra["reason"] != nil })
-        let raw = try String(contentsOf: directory.ledger, encoding: .utf8)
-        #expect(!raw.contains("conn-1") && !raw.contains("never-begun"), "keys never reach the ledger")
+
+        @Test func overBudgetSpanWritesOneFilteredLineAndUnderBudgetOnlyTicks() throws {
+            let (events, directory) = try withInstalled { _ in
+                for _ in 0..<10 { Perf.begin("facade.fast", slowMs: 60_000).end() }
+                Perf.begin("facade.slow", slowMs: 0).end(detail: "https://u:p@api.example.com/v1/threads?token=abc#x", count: 200)
+            }
+            defer { directory.remove() }
+            let spans = events.filter { $0.kind == .span }
+            #expect(spans.count == 1)
+            let line = try #require(spans.first)
+            #expect(line.name == "facade.slow")
+            #expect(line.detail == "/v1/threads")
+            #expect(line.count == 200)
+            #expect(line.exit == "success")
+            #expect(line.budgetMs == 0)
+            #expect(line.site?.hasPrefix("PerfTests/FacadeTests.swift:") == true)
+            #expect((Perf.spanHistograms()["facade.fast"]?.count ?? 0) >= 10)
+            let raw = try String(contentsOf: directory.ledger, encoding: .utf8)
+            #expect(!raw.contains("token") && !raw.contains("example.com") && !raw.contains("u:p"))
+            #expect(events.first?.kind == .session && events.first?.name == "start")
+            #expect(events.last?.kind == .session && events.last?.name == "end")
+            #expect(Set(events.map(\.session)).count == 1)
+        }
+
+        @Test func filesAreOwnerOnly() throws {
+            let (_, directory) = try withInstalled { _ in Perf.begin("facade.mode", slowMs: 0).end() }
+            defer { directory.remove() }
+            let dirMode = try FileManager.default.attributesOfItem(atPath: directory.url.path)[.posixPermissions] as? Int
+            let fileMode = try FileManager.default.attributesOfItem(atPath: directory.ledger.path)[.posixPermissions] as? Int
+            #expect(fileMode == 0o600)
+            // The test created the directory itself; a directory Perf creates is 0700.
+            let created = directory.url.appendingPathComponent("nested/perf")
+            try DataDirectory.prepare(created)
+            let createdMode = try FileManager.default.attributesOfItem(atPath: created.path)[.posixPermissions] as? Int
+            #expect(createdMode == 0o700)
+            #expect(dirMode != nil)
+        }
+
+        @Test func measureExitsReachTheLedger() throws {
+            struct Boom: Error {}
+            let (events, directory) = try withInstalled { _ in
+                let value = Perf.measure("facade.measure.ok", slowMs: 0) { 42 }
+                #expect(value == 42)
+                #expect(throws: Boom.self) { try Perf.measure("facade.measure.fail", slowMs: 0) { throw Boom() } }
+            }
+            defer { directory.remove() }
+            let byName = Dictionary(events.filter { $0.kind == .span }.map { ($0.name, $0) }) { first, _ in first }
+            #expect(byName["facade.measure.ok"]?.exit == "success")
+            #expect(byName["facade.measure.fail"]?.exit == "failure")
+            #expect(byName["facade.measure.fail"]?.extra["reason"] == .string("Boom"))
+        }
+
+        @Test func asyncMeasureDerivesCancellation() async throws {
+            let directory = try TemporaryDirectory("facade-async")
+            defer { directory.remove() }
+            Perf.install(
+                Perf.Configuration(directory: directory.url, app: Perf.AppInfo(name: "a"), recording: .enabled),
+                environment: [:], clock: SystemClock(), report: { _ in })
+            await #expect(throws: CancellationError.self) {
+                try await Perf.measure("facade.async.cancel", slowMs: 0) { () async throws -> Int in throw CancellationError() }
+            }
+            Perf.shutdown()
+            let events = try Perf.LedgerReader(directory: directory.url).readAll().events
+            #expect(events.first { $0.name == "facade.async.cancel" }?.exit == "cancelled")
+        }
+
+        @Test func noteFloorWritesOneLineAndCarriesTheSuppressedCount() throws {
+            let clock = ManualClock()
+            let (events, directory) = try withInstalled(noteFloor: 30, clock: clock) { _ in
+                for _ in 0..<50 {
+                    Perf.note("socket.reconnect", detail: "wss://chat.example.com/ws?session=1")
+                    clock.advance(byMilliseconds: 100)
+                }
+                clock.advance(byMilliseconds: 30_000)
+                Perf.note("socket.reconnect")
+                Perf.note("other.note")
+            }
+            defer { directory.remove() }
+            let notes = events.filter { $0.kind == .note && $0.name == "socket.reconnect" }
+            #expect(notes.count == 2)
+            #expect(notes.first?.detail == "/ws")
+            #expect(notes.first?.extra["suppressedCount"] == nil)
+            #expect(notes.last?.extra["suppressedCount"] == .int(49))
+            #expect(events.contains { $0.kind == .note && $0.name == "other.note" })
+        }
+
+        @Test func markReadyRecordsBootOnce() throws {
+            PerfState.readyMarked.store(false, ordering: .relaxed)
+            let (events, directory) = try withInstalled { _ in
+                Perf.markReady()
+                Perf.markReady()
+            }
+            defer { directory.remove() }
+            let boots = events.filter { $0.kind == .span && $0.name == "boot" }
+            #expect(boots.count == 1)
+            let duration = try #require(boots.first?.durationMs)
+            #expect(duration > 0 && duration < 86_400_000)
+        }
+
+        @Test func recordingOffWritesNothingButHistogramsCount() throws {
+            let directory = try TemporaryDirectory("facade-off")
+            defer { directory.remove() }
+            let target = directory.url.appendingPathComponent("data")
+            for (recording, environment) in [
+                (Perf.Recording.disabled, [String: String]()), (.enabled, ["PERF_RECORDING": "0"]),
+            ] {
+                let before = Perf.spanHistograms()["facade.off"]?.count ?? 0
+                Perf.install(
+                    Perf.Configuration(directory: target, app: Perf.AppInfo(name: "off"), recording: recording),
+                    environment: environment, clock: SystemClock(), report: { _ in })
+                Perf.begin("facade.off", slowMs: 0).end()
+                Perf.note("facade.off.note")
+                #expect(Perf.dataDirectory == nil)
+                Perf.shutdown()
+                #expect(Perf.spanHistograms()["facade.off"]?.count == before + 1)
+                #expect(!FileManager.default.fileExists(atPath: target.path))
+            }
+        }
+
+        @Test func unusableDirectoryReportsOnceAndKeepsMeasuring() throws {
+            let directory = try TemporaryDirectory("facade-bad")
+            defer { directory.remove() }
+            let blocker = directory.url.appendingPathComponent("file")
+            try Data("x".utf8).write(to: blocker)
+            let messages = MessageBox()
+            Perf.install(
+                Perf.Configuration(directory: blocker.appendingPathComponent("perf"), app: Perf.AppInfo(name: "bad"), recording: .enabled),
+                environment: [:], clock: SystemClock(), report: messages.append)
+            Perf.begin("facade.bad", slowMs: 0).end()
+            Perf.shutdown()
+            #expect(messages.all.count == 1)
+            #expect(messages.all.first?.contains("PERF_DIR") == true)
+            #expect((Perf.spanHistograms()["facade.bad"]?.count ?? 0) >= 1)
+        }
+
+        @Test func secondInstallWithADifferentConfigurationIsReported() throws {
+            let directory = try TemporaryDirectory("facade-twice")
+            defer { directory.remove() }
+            let messages = MessageBox()
+            let first = Perf.Configuration(directory: directory.url, app: Perf.AppInfo(name: "one"), recording: .enabled)
+            #expect(Perf.install(first, environment: [:], clock: SystemClock(), report: messages.append))
+            #expect(!Perf.install(first, environment: [:], clock: SystemClock(), report: messages.append))
+            #expect(messages.all.isEmpty)
+            var second = first
+            second.app = Perf.AppInfo(name: "two")
+            #expect(!Perf.install(second, environment: [:], clock: SystemClock(), report: messages.append))
+            Perf.shutdown()
+            #expect(messages.all.count == 1)
+            #expect(messages.all.first?.contains("different configuration") == true)
+        }
+
+        @Test func keyedSpansSupersedeAndReportUnmatchedEnds() throws {
+            let (events, directory) = try withInstalled { _ in
+                Perf.begin(key: "conn-1", "facade.keyed", slowMs: nil)
+                Perf.begin(key: "conn-1", "facade.keyed", slowMs: nil)
+                Perf.end(key: "conn-1", count: 3)
+                Perf.end(key: "never-begun")
+            }
+            defer { directory.remove() }
+            let keyed = events.filter { $0.kind == .span && $0.name == "facade.keyed" }
+            #expect(keyed.map(\.exit) == ["superseded", "success"])
+            #expect(events.contains { $0.kind == .note && $0.extra["reason"] != nil })
+            let raw = try String(contentsOf: directory.ledger, encoding: .utf8)
+            #expect(!raw.contains("conn-1") && !raw.contains("never-begun"), "keys never reach the ledger")
+        }
     }
 }
 

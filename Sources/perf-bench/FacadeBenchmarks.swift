@@ -1,0 +1,114 @@
+// The facade as users call it: inert calls before install, the under-budget span against a
+// clock-read pair, and the over-budget end (encode + one write(2)) against a raw write(2).
+import CPerfShims
+import Foundation
+import Glibc
+import Perf
+
+enum FacadeBenchmarks {
+    static let group = BenchGroup(name: "facade") { context in try run(context) }
+
+    private static func run(_ context: BenchContext) throws {
+        let batches = context.scaled(200, quick: 30)
+        let iterations = context.scaled(100_000, quick: 20_000)
+        Perf.shutdown()
+        inert(context, batches: batches, iterations: iterations)
+
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("perf-bench-facade-\(getpid())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        Perf.install(
+            Perf.Configuration(
+                directory: directory, app: Perf.AppInfo(name: "perf-bench"), recording: .enabled,
+                ledgerCapBytes: 1 << 30))
+        defer { Perf.shutdown() }
+        underBudget(context, batches: batches, iterations: iterations)
+        try overBudget(context, directory: directory, count: context.scaled(20_000, quick: 5_000))
+    }
+
+    private static func inert(_ context: BenchContext, batches: Int, iterations: Int) {
+        let measured = Bench.alternating(
+            batches: batches, iterations: iterations,
+            baseline: { count in
+                var total = 0
+                for index in 0..<count { total &+= index }
+                Bench.blackHole(total)
+            },
+            subject: { count in
+                for _ in 0..<count { Perf.begin("bench.inert", slowMs: 1000).end() }
+            })
+        let allocations = Bench.allocationsPerOp(iterations: 10_000) { Perf.begin("bench.inert", slowMs: 1000).end() }
+        context.add(
+            BenchRow(
+                group: "facade", name: "inert begin+end (before install)", unit: "ns/op",
+                median: measured.subject.median, p99: measured.subject.p99, baseline: "empty loop",
+                baselineMedian: measured.baseline.median, ratio: measured.subject.median / max(measured.baseline.median, 0.01),
+                target: "≤ 5 ns", pass: measured.subject.median <= 5, allocationsPerOp: allocations))
+    }
+
+    private static func underBudget(_ context: BenchContext, batches: Int, iterations: Int) {
+        let measured = Bench.alternating(batches: batches, iterations: iterations, baseline: Bench.clockPairs) { count in
+            for _ in 0..<count { Perf.begin("bench.facade", slowMs: 1000).end() }
+        }
+        let allocations = Bench.allocationsPerOp(iterations: 10_000) { Perf.begin("bench.facade", slowMs: 1000).end() }
+        let ratio = measured.subject.median / measured.baseline.median
+        context.add(
+            BenchRow(
+                group: "facade", name: "Perf.begin+end under budget (histogram tick)", unit: "ns/op",
+                median: measured.subject.median, p99: measured.subject.p99, baseline: "CLOCK_MONOTONIC read pair",
+                baselineMedian: measured.baseline.median, baselineP99: measured.baseline.p99, ratio: ratio,
+                target: "≤ 1.3× baseline, 0 allocs", pass: ratio <= 1.3 && allocations == 0,
+                allocationsPerOp: allocations))
+
+        let perThread = Bench.concurrently(threads: 2) { _ in
+            Bench.alternating(batches: batches, iterations: iterations, baseline: Bench.clockPairs) { count in
+                for _ in 0..<count { Perf.begin("bench.facade", slowMs: 1000).end() }
+            }
+        }
+        let subject = perThread.map(\.subject.median).reduce(0, +) / Double(perThread.count)
+        let baseline = perThread.map(\.baseline.median).reduce(0, +) / Double(perThread.count)
+        context.add(
+            BenchRow(
+                group: "facade", name: "Perf.begin+end under budget, 2 threads (mean of medians)", unit: "ns/op",
+                median: subject, baseline: "CLOCK_MONOTONIC read pair, 2 threads", baselineMedian: baseline,
+                ratio: subject / baseline, target: "≤ 1.3× baseline", pass: subject / baseline <= 1.3))
+    }
+
+    /// Each over-budget end writes one ledger line; the baseline writes the same bytes with one
+    /// raw `write(2)` on an O_APPEND descriptor in the same directory, alternating.
+    private static func overBudget(_ context: BenchContext, directory: URL, count: Int) throws {
+        let rawPath = directory.appendingPathComponent("raw.jsonl").path
+        let fd = open(rawPath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw CocoaError(.fileWriteUnknown) }
+        defer { close(fd) }
+        let sample = Array(
+            (#"{"budgetMs":0,"detail":"/v1/threads","durationMs":0.001,"exit":"success","kind":"span","#
+                + #""name":"bench.slow","session":"0123456789abcdef","site":"perf_bench/FacadeBenchmarks.swift:99","#
+                + #""ts":"2026-12-02T13:00:00.123Z","v":1}"# + "\n").utf8)
+        var spanSamples: [Double] = []
+        var rawSamples: [Double] = []
+        spanSamples.reserveCapacity(count)
+        rawSamples.reserveCapacity(count)
+        for index in -100..<count {
+            var start = Bench.now()
+            let written = sample.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            let raw = Double(Bench.now() - start)
+            Bench.blackHole(written)
+            start = Bench.now()
+            Perf.begin("bench.slow", slowMs: 0).end(detail: "/v1/threads", count: index)
+            let span = Double(Bench.now() - start)
+            if index >= 0 {
+                rawSamples.append(raw)
+                spanSamples.append(span)
+            }
+        }
+        let spans = Distribution(spanSamples)
+        let raws = Distribution(rawSamples)
+        context.add(
+            BenchRow(
+                group: "facade", name: "over-budget end → ledger line", unit: "ns/op", median: spans.median,
+                p99: spans.p99, p999: spans.p999, baseline: "raw write(2) of a same-size line",
+                baselineMedian: raws.median, baselineP99: raws.p99, ratio: spans.median / raws.median,
+                target: "≤ 3.5× raw write", pass: spans.median / raws.median <= 3.5,
+                note: "span record built, privacy filter, hand-written encoder, one write(2) on O_APPEND"))
+    }
+}

@@ -1,0 +1,103 @@
+// Real child processes that use the facade as a service would, killed with SIGKILL: every
+// acknowledged span line survives, and the next install tells the story of the crash.
+import Foundation
+import Glibc
+import PerfCore
+import Testing
+
+@testable import Perf
+
+extension PerfGlobalStateTests {
+    @Suite struct FacadeCrashTests {
+        private static let perfBench = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+            .deletingLastPathComponent().appendingPathComponent("perf-bench")
+
+        /// Runs `perf-bench child facade <mode> <dir>`, reads stdout until `lines` complete lines
+        /// arrived, SIGKILLs the child and returns every complete line it printed.
+        private func killChild(mode: String, directory: URL, after lines: Int) throws -> [String] {
+            let process = Process()
+            process.executableURL = Self.perfBench
+            process.arguments = ["child", "facade", mode, directory.path]
+            let output = Pipe()
+            process.standardOutput = output
+            try process.run()
+            let fd = output.fileHandleForReading.fileDescriptor
+            var received: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            func drain(until enough: () -> Bool) {
+                while !enough() {
+                    let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                    if count < 0, errno == EINTR { continue }
+                    guard count > 0 else { return }
+                    received += chunk[..<count]
+                }
+            }
+            drain { received.lazy.filter { $0 == UInt8(ascii: "\n") }.count >= lines }
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            #expect(process.terminationReason == .uncaughtSignal)
+            drain { false }
+            return String(decoding: received, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+                .dropLast().map(String.init)
+        }
+
+        @Test func everyAcknowledgedEndSurvivesSIGKILL() throws {
+            let seed = SeededRandom.makeSeed()
+            var random = SeededRandom(seed: seed)
+            let directory = try TemporaryDirectory("facade-kill")
+            defer { directory.remove() }
+            var acknowledgedPerRun: [Int] = []
+            for _ in 0..<10 {
+                let acks = try killChild(mode: "spans", directory: directory.url, after: Int(random.next() % 200) + 1)
+                acknowledgedPerRun.append(acks.count)
+            }
+            let (events, summary) = try Perf.LedgerReader(directory: directory.url).readAll()
+            let spans = events.filter { $0.kind == .span && $0.name == "crash.span" }
+            // Each run's lines carry its session id; the file holds at least every acknowledged count.
+            let bySession = Dictionary(grouping: spans, by: \.session)
+            #expect(bySession.count == acknowledgedPerRun.count, "seed \(seed)")
+            let written = bySession.values.map { $0.compactMap(\.count) }
+            for counts in written {
+                #expect(counts == Array(0..<counts.count), "seed \(seed): gapless per session")
+            }
+            for (acknowledged, lines) in zip(acknowledgedPerRun.sorted(), written.map(\.count).sorted()) {
+                #expect(lines >= acknowledged, "seed \(seed)")
+            }
+            #expect(spans.allSatisfy { $0.detail == "/v1/items" }, "the query never reaches the file")
+            #expect(summary.malformedLines <= 10, "at most one torn line per kill")
+            // Every killed run but the first is recovered as crashed by the next one.
+            let crashed = events.filter { $0.kind == .session && $0.name == "crashed" }
+            #expect(crashed.count == acknowledgedPerRun.count - 1, "seed \(seed)")
+        }
+
+        @Test func nextInstallReportsTheCrashedSessionAndItsOrphanedSpan() throws {
+            for round in 0..<3 {
+                let directory = try TemporaryDirectory("facade-orphan")
+                defer { directory.remove() }
+                let lines = try killChild(mode: "open", directory: directory.url, after: 1)
+                #expect(lines == ["ready"])
+                let childEvents = try Perf.LedgerReader(directory: directory.url).readAll().events
+                let childSession = try #require(childEvents.first { $0.kind == .session && $0.name == "start" }?.session)
+
+                Perf.install(
+                    Perf.Configuration(directory: directory.url, app: Perf.AppInfo(name: "next"), recording: .enabled),
+                    environment: [:], clock: SystemClock(), report: { _ in })
+                Perf.shutdown()
+                // A second start finds nothing new: recovery was acknowledged.
+                Perf.install(
+                    Perf.Configuration(directory: directory.url, app: Perf.AppInfo(name: "next"), recording: .enabled),
+                    environment: [:], clock: SystemClock(), report: { _ in })
+                Perf.shutdown()
+
+                let events = try Perf.LedgerReader(directory: directory.url).readAll().events
+                let crashed = events.filter { $0.kind == .session && $0.name == "crashed" }
+                #expect(crashed.map(\.session) == [childSession], "round \(round)")
+                #expect(crashed.first?.extra["app"] == .string("crash-child"))
+                let orphaned = events.filter { $0.kind == .span && $0.exit == "orphaned" }
+                #expect(orphaned.map(\.name) == ["child.upload"], "round \(round)")
+                #expect(orphaned.first?.session == childSession)
+                #expect(orphaned.first?.budgetMs == 60_000)
+            }
+        }
+    }
+}
