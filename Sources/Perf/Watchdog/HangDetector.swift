@@ -90,7 +90,6 @@ struct HangDetector {
         var sentNanos: UInt64
         /// When the target was last known responsive: the previous answer (or the send time).
         var upperStartNanos: UInt64
-        var suspendedAtSend: UInt64
         var wallAtSend: UInt64
     }
 
@@ -104,7 +103,6 @@ struct HangDetector {
         var samplesTaken = 0
         var ongoingReported = false
         var fatalReported = false
-        var suspendedAtStart: UInt64
         var startedWallNanos: UInt64
     }
 
@@ -115,6 +113,7 @@ struct HangDetector {
     private var nextSequence: UInt64 = 1
     private var outstanding: Ping?
     private var lastServedNanos: UInt64?
+    private var previousSuspendedNanos: UInt64?
     private var episode: OpenEpisode?
     private var stalls = StallLog()
 
@@ -133,7 +132,9 @@ struct HangDetector {
 
     mutating func tick(_ tick: HangTick) -> HangTickOutput {
         var output = HangTickOutput()
-        stalls.record(scheduled: tick.scheduled, actual: tick.now)
+        let suspendGrowth = tick.suspendedNanos - min(tick.suspendedNanos, previousSuspendedNanos ?? tick.suspendedNanos)
+        previousSuspendedNanos = tick.suspendedNanos
+        stalls.record(scheduled: tick.scheduled, actual: tick.now, suspendedNanos: suspendGrowth)
         if tick.paused {
             output.discarded = episode?.id
             outstanding = nil
@@ -144,7 +145,7 @@ struct HangDetector {
         }
         if let ping = outstanding, let served = tick.served, served.sequence == ping.sequence {
             outstanding = nil
-            answered(ping, served, tick, &output)
+            answered(ping, served, &output)
             lastServedNanos = served.servedNanos
         }
         if let ping = outstanding {
@@ -154,14 +155,14 @@ struct HangDetector {
             nextSequence += 1
             outstanding = Ping(
                 sequence: sequence, sentNanos: tick.now, upperStartNanos: lastServedNanos ?? tick.now,
-                suspendedAtSend: tick.suspendedNanos, wallAtSend: tick.wallNanos)
+                wallAtSend: tick.wallNanos)
             output.sendPing = sequence
         }
         return output
     }
 
     /// A ping came back: open, extend (backlog) or close an episode.
-    private mutating func answered(_ ping: Ping, _ served: ServedPing, _ tick: HangTick, _ output: inout HangTickOutput) {
+    private mutating func answered(_ ping: Ping, _ served: ServedPing, _ output: inout HangTickOutput) {
         let at = max(served.servedNanos, ping.sentNanos)
         let lower = at - ping.sentNanos
         let upper = at - ping.upperStartNanos
@@ -177,7 +178,7 @@ struct HangDetector {
                 return
             }
             episode = nil
-            if let ended = finish(open, tick) { output.ended.append(ended) }
+            if let ended = finish(open) { output.ended.append(ended) }
         }
         guard slow || rawMidpoint >= timing.hitchNanos else {
             output.discarded = episode?.id
@@ -188,14 +189,14 @@ struct HangDetector {
             episode
             ?? OpenEpisode(
                 id: makeID(), firstSentNanos: ping.sentNanos, upperStartNanos: ping.upperStartNanos,
-                suspendedAtStart: ping.suspendedAtSend, startedWallNanos: ping.wallAtSend)
+                startedWallNanos: ping.wallAtSend)
         open.lastServedNanos = at
         open.servingTid = served.tid
         if slow {
             episode = open
         } else {
             episode = nil
-            if let ended = finish(open, tick) { output.ended.append(ended) }
+            if let ended = finish(open) { output.ended.append(ended) }
         }
     }
 
@@ -208,7 +209,7 @@ struct HangDetector {
             guard elapsed >= timing.firstSampleNanos else { return }
             episode = OpenEpisode(
                 id: makeID(), firstSentNanos: ping.sentNanos, upperStartNanos: ping.upperStartNanos,
-                suspendedAtStart: ping.suspendedAtSend, startedWallNanos: ping.wallAtSend)
+                startedWallNanos: ping.wallAtSend)
         }
         guard var open = episode else { return }
         let due = timing.firstSampleNanos + UInt64(open.samplesTaken) * timing.sampleIntervalNanos
@@ -236,7 +237,7 @@ struct HangDetector {
     }
 
     /// Closes an episode; `nil` when it began inside the start-up grace period.
-    private func finish(_ open: OpenEpisode, _ tick: HangTick) -> HangDetection? {
+    private func finish(_ open: OpenEpisode) -> HangDetection? {
         guard open.firstSentNanos >= graceEndNanos, let last = open.lastServedNanos else { return nil }
         let lowerStall = stalls.overlap(from: open.firstSentNanos, to: last)
         let upperStall = stalls.overlap(from: open.upperStartNanos, to: last)
@@ -249,7 +250,7 @@ struct HangDetector {
         if timing.suppressWhenDebugging, debuggerAttached() {
             reason = .debugger
         } else if adjusted < timing.hitchNanos {
-            if tick.suspendedNanos > open.suspendedAtStart + StallLog.floorNanos {
+            if stalls.suspended(from: open.upperStartNanos, to: last) >= StallLog.floorNanos {
                 reason = .suspend
             } else if stalls.longest(from: open.upperStartNanos, to: last) >= 500_000_000 {
                 reason = .stopped

@@ -11,6 +11,7 @@ struct StallLog {
     static let floorNanos: UInt64 = 1_000_000
     private var starts: [UInt64]
     private var ends: [UInt64]
+    private var suspends: [UInt64]
     private var next = 0
     private var filled = 0
 
@@ -18,13 +19,16 @@ struct StallLog {
     init(capacity: Int = 256) {
         starts = Array(repeating: 0, count: capacity)
         ends = Array(repeating: 0, count: capacity)
+        suspends = Array(repeating: 0, count: capacity)
     }
 
-    /// Records the watchdog waking at `actual` for a wake-up scheduled at `scheduled`.
-    mutating func record(scheduled: UInt64, actual: UInt64) {
+    /// Records the watchdog waking at `actual` for a wake-up scheduled at `scheduled`, while
+    /// CLOCK_BOOTTIME − CLOCK_MONOTONIC grew by `suspendedNanos` since the previous wake-up.
+    mutating func record(scheduled: UInt64, actual: UInt64, suspendedNanos: UInt64 = 0) {
         guard actual > scheduled, actual - scheduled >= Self.floorNanos else { return }
         starts[next] = scheduled
         ends[next] = actual
+        suspends[next] = suspendedNanos
         next = (next + 1) % starts.count
         filled = min(filled + 1, starts.count)
     }
@@ -49,6 +53,15 @@ struct StallLog {
             if end > start { longest = max(longest, end - start) }
         }
         return longest
+    }
+
+    /// Host suspend time recorded with the stalls that overlap `[from, to)`.
+    func suspended(from: UInt64, to: UInt64) -> UInt64 {
+        var total: UInt64 = 0
+        for index in 0..<filled where min(ends[index], to) > max(starts[index], from) {
+            total += suspends[index]
+        }
+        return total
     }
 
     /// Forgets every interval (after a pause: old stalls cannot overlap new pings).
