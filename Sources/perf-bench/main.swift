@@ -15,6 +15,7 @@ let children: [String: ([String]) -> Int32] = [
     "journal-append": JournalCrashChild.run,
     "ledger-spans": LedgerCrashChild.run,
     "session": SessionCrashChild.run,
+    "watchdog": WatchdogCrashChild.run,
 ]
 
 let usage = """

@@ -1,0 +1,56 @@
+// `perf-bench child watchdog [block=<ms>]`: a process whose serial queue is kept busy with 2 ms
+// items while a hang watchdog monitors it. Tests SIGSTOP it (no hang may be reported) or SIGKILL
+// it during an injected block. It prints `ready`, then one line per episode, and on stdin EOF
+// stops the watchdog and prints `done`.
+import Foundation
+import Perf
+
+enum WatchdogCrashChild {
+    static func run(_ arguments: [String]) -> Int32 {
+        let blockMs = arguments.compactMap { $0.hasPrefix("block=") ? Int($0.dropFirst(6)) : nil }.first
+        let queue = DispatchQueue(label: "perf-bench.watchdog-child")
+        var configuration = Perf.HangWatchdog.Configuration()
+        configuration.startupGrace = .zero
+        configuration.onEpisode = { episode in emit(describe(episode)) }
+        let watchdog = Perf.HangWatchdog(monitoring: .queue(queue), configuration: configuration)
+        keepBusy(queue)
+        watchdog.start()
+        if let blockMs { queue.async { blockInjected(milliseconds: blockMs) } }
+        emit("ready")
+        while !FileHandle.standardInput.availableData.isEmpty {}
+        watchdog.stop()
+        emit("done")
+        return 0
+    }
+
+    /// One line per episode: `episode kind=hang suppressed=none lowerMs=… culprit=…`.
+    static func describe(_ episode: Perf.HangWatchdog.Episode) -> String {
+        let culprit = episode.culprit?.symbol ?? "-"
+        return String(
+            format: "episode kind=%@ suppressed=%@ lowerMs=%.1f upperMs=%.1f stallMs=%.1f samples=%d culprit=%@",
+            episode.kind.rawValue, episode.suppressed?.rawValue ?? "none", episode.lowerMs, episode.upperMs,
+            episode.stallMs, episode.samplesTaken, culprit)
+    }
+
+    /// Writes a line unbuffered: the parent reads it while this process runs (or after a kill).
+    static func emit(_ line: String) {
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    }
+
+    /// A loaded queue: 2 ms items back to back, forever.
+    private static func keepBusy(_ queue: DispatchQueue) {
+        queue.async {
+            blockInjected(milliseconds: 2)
+            keepBusy(queue)
+        }
+    }
+
+    @inline(never)
+    static func blockInjected(milliseconds: Int) {
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(milliseconds) * 1_000_000
+        while DispatchTime.now().uptimeNanoseconds < deadline {
+            var pause = timespec(tv_sec: 0, tv_nsec: 500_000)
+            nanosleep(&pause, nil)
+        }
+    }
+}
