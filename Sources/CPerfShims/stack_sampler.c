@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,10 +109,9 @@ int perf_stack_sampler_install(void) {
     return state == 1 ? 0 : (state == 2 ? 1 : -1);
 }
 
-static void perf_pause_briefly(void) {
-    struct timespec ts = {0, 20000};
-    nanosleep(&ts, NULL);
-}
+// Yield rather than nanosleep while waiting for the handler: timer slack turns a 20 us sleep
+// into 50-100 us, longer than the whole sample.
+static void perf_pause_briefly(void) { sched_yield(); }
 
 int perf_stack_sample_thread(int32_t tid, uintptr_t *frames, int capacity, uint64_t timeout_ns) {
     if (__atomic_load_n(&perf_sampler_state, __ATOMIC_ACQUIRE) != 1) return -1;

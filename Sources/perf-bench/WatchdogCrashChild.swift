@@ -1,7 +1,7 @@
 // `perf-bench child watchdog [block=<ms>]`: a process whose serial queue is kept busy with 2 ms
-// items while a hang watchdog monitors it. Tests SIGSTOP it (no hang may be reported) or SIGKILL
-// it during an injected block. It prints `ready`, then one line per episode, and on stdin EOF
-// stops the watchdog and prints `done`.
+// items while a hang watchdog monitors it; `block=` injects one block 0.5 s after start. Tests
+// SIGSTOP it (no hang may be reported) or SIGKILL it during the block. It prints `ready`, then
+// one line per episode, and on stdin EOF stops the watchdog and prints `done`.
 import Foundation
 import Perf
 
@@ -15,7 +15,7 @@ enum WatchdogCrashChild {
         let watchdog = Perf.HangWatchdog(monitoring: .queue(queue), configuration: configuration)
         keepBusy(queue)
         watchdog.start()
-        if let blockMs { queue.async { blockInjected(milliseconds: blockMs) } }
+        if let blockMs { queue.asyncAfter(deadline: .now() + 0.5) { blockInjected(milliseconds: blockMs) } }
         emit("ready")
         while !FileHandle.standardInput.availableData.isEmpty {}
         watchdog.stop()

@@ -7,6 +7,7 @@ let groups: [BenchGroup] = [
     HistogramBenchmarks.group,
     SpanBenchmarks.group,
     LedgerBenchmarks.group,
+    WatchdogBenchmarks.group,
 ]
 
 /// Children that tests spawn and SIGKILL: each reads its arguments and never returns normally
