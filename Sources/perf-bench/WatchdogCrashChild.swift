@@ -1,13 +1,18 @@
 // `perf-bench child watchdog [block=<ms>]`: a process whose serial queue is kept busy with 2 ms
 // items while a hang watchdog monitors it; `block=` injects one block 0.5 s after start. Tests
-// SIGSTOP it (no hang may be reported) or SIGKILL it during the block. It prints `ready`, then
-// one line per episode, and on stdin EOF stops the watchdog and prints `done`.
+// SIGSTOP it (no hang may be reported) or SIGKILL it during the block; `foreign-sigprof` installs
+// another SIGPROF handler first. It prints `ready`, then one line per episode, and on stdin EOF
+// stops the watchdog and prints `done`.
 import Foundation
 import Perf
 
 enum WatchdogCrashChild {
     static func run(_ arguments: [String]) -> Int32 {
         let blockMs = arguments.compactMap { $0.hasPrefix("block=") ? Int($0.dropFirst(6)) : nil }.first
+        if arguments.contains("foreign-sigprof") {
+            // Stands in for a profiler that owns SIGPROF: the watchdog must leave it alone.
+            signal(SIGPROF) { _ in }
+        }
         let queue = DispatchQueue(label: "perf-bench.watchdog-child")
         var configuration = Perf.HangWatchdog.Configuration()
         configuration.startupGrace = .zero
@@ -23,13 +28,19 @@ enum WatchdogCrashChild {
         return 0
     }
 
-    /// One line per episode: `episode kind=hang suppressed=none lowerMs=… culprit=…`.
+    /// One line per episode: `episode kind=hang suppressed=none lowerMs=… quality=… culprit=…`.
     static func describe(_ episode: Perf.HangWatchdog.Episode) -> String {
         let culprit = episode.culprit?.symbol ?? "-"
+        let quality: String
+        switch episode.stackQuality {
+        case .full: quality = "full"
+        case .partial(let reason): quality = "partial(\(reason))"
+        case .unavailable(let reason): quality = "unavailable(\(reason))"
+        }
         return String(
-            format: "episode kind=%@ suppressed=%@ lowerMs=%.1f upperMs=%.1f stallMs=%.1f samples=%d culprit=%@",
+            format: "episode kind=%@ suppressed=%@ lowerMs=%.1f upperMs=%.1f stallMs=%.1f samples=%d quality=%@ culprit=%@",
             episode.kind.rawValue, episode.suppressed?.rawValue ?? "none", episode.lowerMs, episode.upperMs,
-            episode.stallMs, episode.samplesTaken, culprit)
+            episode.stallMs, episode.samplesTaken, quality, culprit)
     }
 
     /// Writes a line unbuffered: the parent reads it while this process runs (or after a kill).

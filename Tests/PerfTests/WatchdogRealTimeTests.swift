@@ -116,11 +116,82 @@ func watchdogTestBlockForMilliseconds(_ milliseconds: Int) -> (start: UInt64, en
     }
 
     @Test func sigstopOfALoadedChildReportsNoHang() async throws {
-        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-            .deletingLastPathComponent().appendingPathComponent("perf-bench")
+        let lines = try WatchdogChild.run(["child", "watchdog"]) { pid in
+            // Holding the stop for 2 s is the scenario itself, not synchronisation.
+            usleep(300_000)
+            kill(pid, SIGSTOP)
+            usleep(2_000_000)
+            kill(pid, SIGCONT)
+            usleep(700_000)
+        }
+        let episodes = lines.filter { $0.hasPrefix("episode") }
+        #expect(lines.contains("done"), "\(lines)")
+        #expect(episodes.filter { $0.contains("suppressed=none") }.isEmpty, "\(episodes)")
+        #expect(episodes.contains { $0.contains("suppressed=stopped") }, "\(episodes)")
+    }
+
+    @Test func foreignSigprofHandlerIsLeftAloneAndStacksAreUnavailable() async throws {
+        let lines = try WatchdogChild.run(["child", "watchdog", "foreign-sigprof", "block=400"]) { _ in
+            usleep(1_300_000)  // the block starts 0.5 s in and lasts 0.4 s
+        }
+        let episodes = lines.filter { $0.hasPrefix("episode") }
+        #expect(episodes.count == 1, "\(lines)")
+        #expect(episodes.first?.contains("kind=hang") == true)
+        #expect(episodes.first?.contains("quality=unavailable(SIGPROF in use") == true, "\(episodes)")
+    }
+
+    @Test func customTargetAndInProgressReports() async throws {
+        let queue = DispatchQueue(label: "watchdog-test-custom")
+        let collector = EpisodeCollector()
+        let handler = RecordingHangHandler()
+        HangReporting.install(handler)
+        defer { HangReporting.install(nil) }
+        let fatal = EpisodeCollector()
+        var configuration = Perf.HangWatchdog.Configuration()
+        configuration.startupGrace = .zero
+        configuration.fatalAfter = .milliseconds(1_100)
+        configuration.onFatal = { fatal.append($0) }
+        configuration.onEpisode = { collector.append($0) }
+        let watchdog = Perf.HangWatchdog(
+            monitoring: .custom(name: "event-loop", enqueue: { queue.async(execute: $0) }),
+            configuration: configuration)
+        watchdog.start()
+        defer { watchdog.stop() }
+        #expect(try await waitUntil(seconds: 5) { watchdog.statistics.pingsSent >= 6 })
+        queue.async { _ = watchdogTestBlockForMilliseconds(1_300) }
+        #expect(try await waitUntil(seconds: 10) { !collector.all.isEmpty })
+        watchdog.stop()
+        let ended = try #require(collector.all.first)
+        #expect(ended.targetName == "event-loop")
+        #expect(ended.fatal)
+        #expect(handler.ended.map(\.id) == [ended.id])
+        let ongoing = try #require(handler.ongoing.first)
+        #expect(ongoing.id == ended.id && ongoing.inProgress && ongoing.lowerMs >= 1_000)
+        #expect(ongoing.stuckFrames.contains { $0.symbol?.contains("watchdogTestBlockForMilliseconds") == true })
+        #expect(fatal.all.count == 1 && fatal.all.first?.fatal == true)
+    }
+}
+
+/// Records what the watchdog reports through the facade's seam.
+final class RecordingHangHandler: HangEventHandler {
+    private let ongoingEpisodes = EpisodeCollector()
+    private let endedEpisodes = EpisodeCollector()
+
+    func hangOngoing(_ episode: Perf.HangWatchdog.Episode, id: UInt64) { ongoingEpisodes.append(episode) }
+    func hangEnded(_ episode: Perf.HangWatchdog.Episode, id: UInt64) { endedEpisodes.append(episode) }
+
+    var ongoing: [Perf.HangWatchdog.Episode] { ongoingEpisodes.all }
+    var ended: [Perf.HangWatchdog.Episode] { endedEpisodes.all }
+}
+
+/// Runs `perf-bench child …` (built beside the test bundle), waits for `ready`, lets `scenario`
+/// act on its pid, then closes its stdin and returns every line it printed.
+enum WatchdogChild {
+    static func run(_ arguments: [String], scenario: (Int32) -> Void) throws -> [String] {
         let child = Process()
-        child.executableURL = executable
-        child.arguments = ["child", "watchdog"]
+        child.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+            .deletingLastPathComponent().appendingPathComponent("perf-bench")
+        child.arguments = arguments
         let input = Pipe()
         let output = Pipe()
         child.standardInput = input
@@ -132,19 +203,10 @@ func watchdogTestBlockForMilliseconds(_ milliseconds: Int) -> (start: UInt64, en
             if data.isEmpty { break }
             text += String(decoding: data, as: UTF8.self)
         }
-        #expect(text.contains("ready"))
-        // Holding the stop for 2 s is the scenario itself, not synchronisation.
-        usleep(300_000)
-        kill(child.processIdentifier, SIGSTOP)
-        usleep(2_000_000)
-        kill(child.processIdentifier, SIGCONT)
-        usleep(700_000)
+        scenario(child.processIdentifier)
         try input.fileHandleForWriting.close()
         text += String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         child.waitUntilExit()
-        let episodes = text.split(separator: "\n").filter { $0.hasPrefix("episode") }
-        #expect(text.contains("done"), "\(text)")
-        #expect(episodes.filter { $0.contains("suppressed=none") }.isEmpty, "\(episodes)")
-        #expect(episodes.contains { $0.contains("suppressed=stopped") }, "\(episodes)")
+        return text.split(separator: "\n").map(String.init)
     }
 }
