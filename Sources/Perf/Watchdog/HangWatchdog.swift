@@ -34,7 +34,7 @@ extension Perf {
 
         private let running = Mutex<RunningThread?>(nil)
         private let pauseState = Mutex<String?>(nil)
-        private let paused = Atomic<Bool>(false)
+        private let paused = WatchdogFlag()
         private let statisticsBox = WatchdogStatisticsBox()
 
         /// Creates a stopped watchdog.
@@ -53,9 +53,9 @@ extension Perf {
         public func start() {
             running.withLock { running in
                 guard running == nil else { return }
-                let stopFlag = StopFlag()
+                let stopFlag = WatchdogFlag()
                 let runner = WatchdogRunner(
-                    target: target, configuration: configuration, stopFlag: stopFlag, paused: pausedFlag,
+                    target: target, configuration: configuration, stopFlag: stopFlag, pausedFlag: paused,
                     statistics: statisticsBox)
                 guard let thread = runner.spawn() else { return }
                 running = RunningThread(thread: thread, stopFlag: stopFlag)
@@ -85,13 +85,13 @@ extension Perf {
         /// - Parameter reason: why, for `pauseReason`.
         public func pause(reason: String) {
             pauseState.withLock { $0 = reason }
-            paused.store(true, ordering: .releasing)
+            paused.value.store(true, ordering: .releasing)
         }
 
         /// Resumes detection after `pause(reason:)`.
         public func resume() {
             pauseState.withLock { $0 = nil }
-            paused.store(false, ordering: .releasing)
+            paused.value.store(false, ordering: .releasing)
         }
 
         /// The reason given to `pause(reason:)`, while paused.
@@ -102,20 +102,18 @@ extension Perf {
 
         /// The watchdog's cost and counts so far.
         public var statistics: Statistics { statisticsBox.snapshot }
-
-        private var pausedFlag: @Sendable () -> Bool {
-            { [self] in paused.load(ordering: .acquiring) }
-        }
     }
 }
 
 /// The watchdog thread and the flag that ends it.
 struct RunningThread: Sendable {
     var thread: pthread_t
-    var stopFlag: StopFlag
+    var stopFlag: WatchdogFlag
 }
 
-/// Set once by `stop()`, read by the watchdog thread at every wake-up.
-final class StopFlag: Sendable {
+/// A flag the public object sets and the watchdog thread reads at every wake-up (stop, pause).
+/// A class of its own so the thread never retains the `HangWatchdog`: dropping the last
+/// reference still stops the thread through `deinit`.
+final class WatchdogFlag: Sendable {
     let value = Atomic<Bool>(false)
 }

@@ -21,19 +21,19 @@ final class PingBoard: Sendable {
 final class WatchdogRunner: @unchecked Sendable {
     private let target: Perf.HangWatchdog.Target
     private let configuration: Perf.HangWatchdog.Configuration
-    private let stopFlag: StopFlag
-    private let paused: @Sendable () -> Bool
+    private let stopFlag: WatchdogFlag
+    private let pausedFlag: WatchdogFlag
     private let statistics: WatchdogStatisticsBox
     private let board = PingBoard()
 
     init(
-        target: Perf.HangWatchdog.Target, configuration: Perf.HangWatchdog.Configuration, stopFlag: StopFlag,
-        paused: @escaping @Sendable () -> Bool, statistics: WatchdogStatisticsBox
+        target: Perf.HangWatchdog.Target, configuration: Perf.HangWatchdog.Configuration, stopFlag: WatchdogFlag,
+        pausedFlag: WatchdogFlag, statistics: WatchdogStatisticsBox
     ) {
         self.target = target
         self.configuration = configuration
         self.stopFlag = stopFlag
-        self.paused = paused
+        self.pausedFlag = pausedFlag
         self.statistics = statistics
     }
 
@@ -79,7 +79,7 @@ final class WatchdogRunner: @unchecked Sendable {
             let output = detector.tick(
                 HangTick(
                     now: now, scheduled: scheduled, served: served, suspendedNanos: clock.suspendedNanos(),
-                    wallNanos: clock.wallNanos(), paused: paused()))
+                    wallNanos: clock.wallNanos(), paused: pausedFlag.value.load(ordering: .acquiring)))
             if let sequence = output.sendPing {
                 let board = board
                 target.enqueue { board.record(sequence: sequence) }
