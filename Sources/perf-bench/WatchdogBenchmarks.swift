@@ -54,7 +54,8 @@ enum WatchdogBenchmarks {
         let watchdog = Perf.HangWatchdog(monitoring: .queue(queue), configuration: configuration)
         watchdog.start()
         Thread.sleep(forTimeInterval: 0.3)
-        let durations = Array(repeating: 300, count: context.quick ? 4 : 20) + Array(repeating: 1_000, count: context.quick ? 1 : 5)
+        let durations =
+            Array(repeating: 300, count: context.quick ? 4 : 20) + Array(repeating: 1_000, count: context.quick ? 1 : 5)
         var errors: [Double] = []
         var widths: [Double] = []
         var missed = 0
@@ -96,7 +97,8 @@ enum WatchdogBenchmarks {
                 baselineP99: Distribution(widths).p99, ratio: nil, target: "≤ 25 ms (half the interval)",
                 pass: errorDistribution.p99 <= 25 && missed == 0, allocationsPerOp: nil,
                 note: "\(errors.count) detected, \(missed) missed"))
-        let perSample = statistics.samplesTaken > 0 ? Double(statistics.sampleNanos) / Double(statistics.samplesTaken) : 0
+        let perSample =
+            statistics.samplesTaken > 0 ? Double(statistics.sampleNanos) / Double(statistics.samplesTaken) : 0
         let backtraceCost = ownBacktraceCost()
         context.add(
             BenchRow(

@@ -38,7 +38,8 @@ enum WatchdogCrashChild {
         case .unavailable(let reason): quality = "unavailable(\(reason))"
         }
         return String(
-            format: "episode kind=%@ suppressed=%@ lowerMs=%.1f upperMs=%.1f stallMs=%.1f samples=%d quality=%@ culprit=%@",
+            format:
+                "episode kind=%@ suppressed=%@ lowerMs=%.1f upperMs=%.1f stallMs=%.1f samples=%d quality=%@ culprit=%@",
             episode.kind.rawValue, episode.suppressed?.rawValue ?? "none", episode.lowerMs, episode.upperMs,
             episode.stallMs, episode.samplesTaken, quality, culprit)
     }

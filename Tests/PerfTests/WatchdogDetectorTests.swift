@@ -63,7 +63,8 @@ import Testing
             SimInterval(start: 2_850, end: 2_990),
         ]
         let result = simulation.run(untilMs: 4_000)
-        #expect(result.ended.count == 1, "\(result.ended.map { ($0.lowerNanos / 1_000_000, $0.upperNanos / 1_000_000) })")
+        #expect(
+            result.ended.count == 1, "\(result.ended.map { ($0.lowerNanos / 1_000_000, $0.upperNanos / 1_000_000) })")
         let episode = try #require(result.ended.first)
         #expect(episode.kind == .hang)
         #expect(episode.upperNanos >= 900_000_000)

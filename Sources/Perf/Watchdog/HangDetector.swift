@@ -132,7 +132,8 @@ struct HangDetector {
 
     mutating func tick(_ tick: HangTick) -> HangTickOutput {
         var output = HangTickOutput()
-        let suspendGrowth = tick.suspendedNanos - min(tick.suspendedNanos, previousSuspendedNanos ?? tick.suspendedNanos)
+        let suspendGrowth =
+            tick.suspendedNanos - min(tick.suspendedNanos, previousSuspendedNanos ?? tick.suspendedNanos)
         previousSuspendedNanos = tick.suspendedNanos
         stalls.record(scheduled: tick.scheduled, actual: tick.now, suspendedNanos: suspendGrowth)
         if tick.paused {

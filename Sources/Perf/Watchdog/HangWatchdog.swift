@@ -68,10 +68,12 @@ extension Perf {
         /// Called from one of the watchdog's own callbacks, it asks the thread to stop without
         /// waiting for it.
         public func stop() {
-            guard let thread = running.withLock({ running -> RunningThread? in
-                defer { running = nil }
-                return running
-            }) else { return }
+            guard
+                let thread = running.withLock({ running -> RunningThread? in
+                    defer { running = nil }
+                    return running
+                })
+            else { return }
             thread.stopFlag.value.store(true, ordering: .releasing)
             if pthread_equal(pthread_self(), thread.thread) != 0 {
                 pthread_detach(thread.thread)

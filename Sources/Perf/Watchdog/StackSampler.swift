@@ -75,7 +75,8 @@ struct Symbolicator {
         var image = [CChar](repeating: 0, count: 512)
         var offset: UInt = 0
         let found = perf_symbolicate(lookup, &symbol, symbol.count, &image, image.count, &offset)
-        let mangled = found == 1 ? String(decoding: symbol.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : nil
+        let mangled =
+            found == 1 ? String(decoding: symbol.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : nil
         let imagePath = String(decoding: image.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         let frame = Perf.HangWatchdog.Frame(
             address: address, symbol: mangled.map(Self.demangle),
