@@ -1,8 +1,9 @@
 // `perf-bench child watchdog [block=<ms>]`: a process whose serial queue is kept busy with 2 ms
 // items while a hang watchdog monitors it; `block=` injects one block 0.5 s after start. Tests
 // SIGSTOP it (no hang may be reported) or SIGKILL it during the block; `foreign-sigprof` installs
-// another SIGPROF handler first. It prints `ready`, then one line per episode, and on stdin EOF
-// stops the watchdog and prints `done`.
+// another SIGPROF handler first; `main` monitors the main queue (run by `dispatchMain()`) instead.
+// It prints `ready`, then one line per episode, and on stdin EOF stops the watchdog and prints
+// `done`.
 import Foundation
 import Perf
 
@@ -13,24 +14,35 @@ enum WatchdogCrashChild {
             // Stands in for a profiler that owns SIGPROF: the watchdog must leave it alone.
             signal(SIGPROF) { _ in }
         }
-        let queue = DispatchQueue(label: "perf-bench.watchdog-child")
+        let onMain = arguments.contains("main")
+        let queue = onMain ? DispatchQueue.main : DispatchQueue(label: "perf-bench.watchdog-child")
         var configuration = Perf.HangWatchdog.Configuration()
         configuration.startupGrace = .zero
         configuration.onEpisode = { episode in emit(describe(episode)) }
-        let watchdog = Perf.HangWatchdog(monitoring: .queue(queue), configuration: configuration)
+        let watchdog = Perf.HangWatchdog(monitoring: onMain ? .main : .queue(queue), configuration: configuration)
         keepBusy(queue)
         watchdog.start()
         if let blockMs { queue.asyncAfter(deadline: .now() + 0.5) { blockInjected(milliseconds: blockMs) } }
         emit("ready")
+        guard onMain else {
+            waitForEndOfInput(then: watchdog)
+            return 0
+        }
+        Thread { waitForEndOfInput(then: watchdog) }.start()
+        dispatchMain()
+    }
+
+    private static func waitForEndOfInput(then watchdog: Perf.HangWatchdog) {
         while !FileHandle.standardInput.availableData.isEmpty {}
         watchdog.stop()
         emit("done")
-        return 0
+        exit(0)
     }
 
     /// One line per episode: `episode kind=hang suppressed=none lowerMs=… quality=… culprit=…`.
     static func describe(_ episode: Perf.HangWatchdog.Episode) -> String {
         let culprit = episode.culprit?.symbol ?? "-"
+        let thread = episode.thread.map { "\($0.tid)/\($0.state ?? "-")/\($0.waitChannel ?? "-")" } ?? "-"
         let quality: String
         switch episode.stackQuality {
         case .full: quality = "full"
@@ -39,9 +51,9 @@ enum WatchdogCrashChild {
         }
         return String(
             format:
-                "episode kind=%@ suppressed=%@ lowerMs=%.1f upperMs=%.1f stallMs=%.1f samples=%d quality=%@ culprit=%@",
+                "episode kind=%@ suppressed=%@ lowerMs=%.1f upperMs=%.1f stallMs=%.1f samples=%d thread=%@ quality=%@ culprit=%@",
             episode.kind.rawValue, episode.suppressed?.rawValue ?? "none", episode.lowerMs, episode.upperMs,
-            episode.stallMs, episode.samplesTaken, quality, culprit)
+            episode.stallMs, episode.samplesTaken, thread, quality, culprit)
     }
 
     /// Writes a line unbuffered: the parent reads it while this process runs (or after a kill).

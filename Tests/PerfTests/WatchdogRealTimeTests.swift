@@ -140,6 +140,20 @@ func watchdogTestBlockForMilliseconds(_ milliseconds: Int) -> (start: UInt64, en
         #expect(episodes.first?.contains("quality=unavailable(SIGPROF in use") == true, "\(episodes)")
     }
 
+    @Test func mainQueueAfterDispatchMainIsSampledOnTheThreadThatServesIt() async throws {
+        // dispatchMain() exits the main thread; a worker drains the main queue. The watchdog must
+        // sample that worker, not the main thread's tid.
+        let lines = try WatchdogChild.run(["child", "watchdog", "main", "block=400"]) { _ in
+            usleep(1_300_000)  // the block starts 0.5 s in and lasts 0.4 s
+        }
+        let episodes = lines.filter { $0.hasPrefix("episode") }
+        #expect(episodes.count == 1, "\(lines)")
+        let episode = try #require(episodes.first)
+        #expect(episode.contains("kind=hang") && episode.contains("quality=full"), "\(episode)")
+        #expect(episode.contains("culprit=static perf_bench.WatchdogCrashChild.blockInjected"), "\(episode)")
+        #expect(episode.contains("/S/"), "the blocked thread sleeps in nanosleep: \(episode)")
+    }
+
     @Test func customTargetAndInProgressReports() async throws {
         let queue = DispatchQueue(label: "watchdog-test-custom")
         let collector = EpisodeCollector()

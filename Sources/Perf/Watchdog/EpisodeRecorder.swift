@@ -4,24 +4,23 @@ import CPerfShims
 
 struct EpisodeRecorder {
     private let targetName: String
-    /// The thread that serves every ping, when the target has one (the main thread).
-    private let pinnedTid: Int32?
     private let configuration: Perf.HangWatchdog.Configuration
     private let statistics: WatchdogStatisticsBox
     private var samplingEpisode: UInt64?
     private var samples: [Int32: [ThreadSample]] = [:]
     private var failures: [Int32: String] = [:]
-    /// Distinct threads that answered recent pings, newest last: the candidates to sample.
+    /// Distinct threads that answered recent pings, newest last: the candidates to sample. Even
+    /// the main queue is not pinned to the main thread: after `dispatchMain()` the main thread
+    /// has exited and a worker drains the main queue.
     private var recentTids: [Int32] = []
     private var symbolicator = Symbolicator()
     private var cooldown: CulpritCooldown
 
     init(
-        targetName: String, pinnedTid: Int32?, configuration: Perf.HangWatchdog.Configuration,
+        targetName: String, configuration: Perf.HangWatchdog.Configuration,
         statistics: WatchdogStatisticsBox
     ) {
         self.targetName = targetName
-        self.pinnedTid = pinnedTid
         self.configuration = configuration
         self.statistics = statistics
         self.cooldown = CulpritCooldown(cooldownNanos: configuration.culpritCooldown.watchdogNanos)
@@ -72,7 +71,7 @@ struct EpisodeRecorder {
         let started = perf_monotonic_ns()
         var taken: UInt64 = 0
         var failed: UInt64 = 0
-        for tid in pinnedTid.map({ [$0] }) ?? recentTids {
+        for tid in recentTids {
             switch StackSampler.sample(tid: tid) {
             case .success(let sample):
                 samples[tid, default: []].append(sample)
@@ -93,7 +92,7 @@ struct EpisodeRecorder {
     private mutating func build(_ detection: HangDetection, nowNanos: UInt64) -> Perf.HangWatchdog.Episode {
         let started = perf_monotonic_ns()
         let symbolicated = samples.mapValues { $0.map { symbolicator.frames($0.addresses) } }
-        let tid = pinnedTid ?? detection.servingTid ?? likelyBlockedThread(symbolicated)
+        let tid = detection.servingTid ?? likelyBlockedThread(symbolicated)
         let frames = tid.flatMap { symbolicated[$0] } ?? []
         let (stuck, culprit) = StackAnalysis.stuckFrames(frames)
         statistics.update { $0.symbolicationNanos += perf_monotonic_ns() - started }

@@ -28,15 +28,6 @@ extension Perf.HangWatchdog {
             }
         }
 
-        /// Whether the thread that serves pings is known in advance (the main thread), so stack
-        /// samples need not guess among recent serving threads.
-        var servedByMainThread: Bool {
-            switch self {
-            case .main, .mainActor: return true
-            case .queue, .custom, .cooperativePool: return false
-            }
-        }
-
         func enqueue(_ ping: @escaping @Sendable () -> Void) {
             switch self {
             case .main: DispatchQueue.main.async(execute: ping)

@@ -64,8 +64,7 @@ final class WatchdogRunner: @unchecked Sendable {
         var detector = HangDetector(
             timing: HangTiming(configuration), startNanos: start, debuggerAttached: ProcProbe.debuggerAttached)
         var recorder = EpisodeRecorder(
-            targetName: target.name, pinnedTid: target.servedByMainThread ? Int32(getpid()) : nil,
-            configuration: configuration, statistics: statistics)
+            targetName: target.name, configuration: configuration, statistics: statistics)
         var deadline = start + interval
         while !stopFlag.value.load(ordering: .acquiring) {
             Self.sleep(until: deadline)
