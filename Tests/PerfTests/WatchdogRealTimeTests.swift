@@ -151,7 +151,8 @@ func watchdogTestBlockForMilliseconds(_ milliseconds: Int) -> (start: UInt64, en
         let episode = try #require(episodes.first)
         #expect(episode.contains("kind=hang") && episode.contains("quality=full"), "\(episode)")
         #expect(episode.contains("culprit=static perf_bench.WatchdogCrashChild.blockInjected"), "\(episode)")
-        #expect(episode.contains("/S/"), "the blocked thread sleeps in nanosleep: \(episode)")
+        // Sleeping in nanosleep, or running its loop check at the instant of the sample.
+        #expect(episode.contains("/S/") || episode.contains("/R/"), "\(episode)")
     }
 
     @Test func customTargetAndInProgressReports() async throws {
