@@ -63,13 +63,14 @@ func watchdogTestBlockForMilliseconds(_ milliseconds: Int) -> (start: UInt64, en
             let span = watchdogTestBlockForMilliseconds(milliseconds)
             measured.withLock { $0 = span }
         }
-        #expect(try await waitUntil(seconds: 10) { !collector.all.isEmpty })
+        #expect(try await waitUntil(seconds: 10) { collector.all.contains { $0.kind == .hang } })
         // A few more pings: a second episode (backlog split in two) would show up here.
         let pings = watchdog.statistics.pingsSent
         #expect(try await waitUntil(seconds: 5) { watchdog.statistics.pingsSent >= pings + 4 })
         watchdog.stop()
-        let episodes = collector.all
-        #expect(episodes.count == 1, "\(episodes)")
+        // Hangs only: on a shared 2-core host the scheduler alone can cause a real hitch.
+        let episodes = collector.all.filter { $0.kind == .hang }
+        #expect(episodes.count == 1, "\(collector.all)")
         let episode = try #require(episodes.first)
         let span = try #require(measured.withLock { $0 })
         let actualMs = Double(span.end - span.start) / 1e6
@@ -126,7 +127,8 @@ func watchdogTestBlockForMilliseconds(_ milliseconds: Int) -> (start: UInt64, en
         }
         let episodes = lines.filter { $0.hasPrefix("episode") }
         #expect(lines.contains("done"), "\(lines)")
-        #expect(episodes.filter { $0.contains("suppressed=none") }.isEmpty, "\(episodes)")
+        // No hang blamed on the queue (a real scheduler hitch on a shared host is not the point).
+        #expect(episodes.filter { $0.contains("kind=hang suppressed=none") }.isEmpty, "\(episodes)")
         #expect(episodes.contains { $0.contains("suppressed=stopped") }, "\(episodes)")
     }
 
@@ -134,9 +136,8 @@ func watchdogTestBlockForMilliseconds(_ milliseconds: Int) -> (start: UInt64, en
         let lines = try WatchdogChild.run(["child", "watchdog", "foreign-sigprof", "block=400"]) { _ in
             usleep(1_300_000)  // the block starts 0.5 s in and lasts 0.4 s
         }
-        let episodes = lines.filter { $0.hasPrefix("episode") }
+        let episodes = lines.filter { $0.hasPrefix("episode kind=hang") }
         #expect(episodes.count == 1, "\(lines)")
-        #expect(episodes.first?.contains("kind=hang") == true)
         #expect(episodes.first?.contains("quality=unavailable(SIGPROF in use") == true, "\(episodes)")
     }
 
@@ -146,7 +147,7 @@ func watchdogTestBlockForMilliseconds(_ milliseconds: Int) -> (start: UInt64, en
         let lines = try WatchdogChild.run(["child", "watchdog", "main", "block=400"]) { _ in
             usleep(1_300_000)  // the block starts 0.5 s in and lasts 0.4 s
         }
-        let episodes = lines.filter { $0.hasPrefix("episode") }
+        let episodes = lines.filter { $0.hasPrefix("episode kind=hang") }
         #expect(episodes.count == 1, "\(lines)")
         let episode = try #require(episodes.first)
         #expect(episode.contains("kind=hang") && episode.contains("quality=full"), "\(episode)")
@@ -174,12 +175,12 @@ func watchdogTestBlockForMilliseconds(_ milliseconds: Int) -> (start: UInt64, en
         defer { watchdog.stop() }
         #expect(try await waitUntil(seconds: 5) { watchdog.statistics.pingsSent >= 6 })
         queue.async { _ = watchdogTestBlockForMilliseconds(1_300) }
-        #expect(try await waitUntil(seconds: 10) { !collector.all.isEmpty })
+        #expect(try await waitUntil(seconds: 10) { collector.all.contains { $0.kind == .hang } })
         watchdog.stop()
-        let ended = try #require(collector.all.first)
+        let ended = try #require(collector.all.first { $0.kind == .hang })
         #expect(ended.targetName == "event-loop")
         #expect(ended.fatal)
-        #expect(handler.ended.map(\.id) == [ended.id])
+        #expect(handler.ended.filter { $0.kind == .hang }.map(\.id) == [ended.id])
         let ongoing = try #require(handler.ongoing.first)
         #expect(ongoing.id == ended.id && ongoing.inProgress && ongoing.lowerMs >= 1_000)
         #expect(ongoing.stuckFrames.contains { $0.symbol?.contains("watchdogTestBlockForMilliseconds") == true })

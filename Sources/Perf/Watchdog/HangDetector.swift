@@ -54,8 +54,12 @@ struct HangTick {
 struct HangDetection: Sendable, Equatable {
     var id: UInt64
     var kind: Perf.HangWatchdog.Episode.Kind
+    /// Ping sent → answered, as observed (any stall of the watchdog included).
     var lowerNanos: UInt64
+    /// Last answer before → answered, as observed.
     var upperNanos: UInt64
+    /// Midpoint of the bounds, each with the watchdog's stall inside it removed: what decides.
+    var durationNanos: UInt64
     var stallNanos: UInt64
     var suppressed: Perf.HangWatchdog.Episode.SuppressionReason?
     var fatal: Bool
@@ -63,8 +67,6 @@ struct HangDetection: Sendable, Equatable {
     var servingTid: Int32?
     var samplesTaken: Int
     var startedWallNanos: UInt64
-
-    var durationNanos: UInt64 { (lowerNanos + upperNanos) / 2 }
 }
 
 /// The detector's instructions for one tick.
@@ -218,10 +220,11 @@ struct HangDetector {
             open.samplesTaken += 1
             output.sampleEpisode = open.id
         }
-        let upper = (tick.now - open.upperStartNanos) - stalls.overlap(from: open.upperStartNanos, to: tick.now)
+        let upperStall = stalls.overlap(from: open.upperStartNanos, to: tick.now)
+        let upper = (tick.now - open.upperStartNanos) - upperStall
         let snapshot = HangDetection(
-            id: open.id, kind: .hang, lowerNanos: elapsed, upperNanos: max(upper, elapsed),
-            stallNanos: stalls.overlap(from: open.upperStartNanos, to: tick.now), suppressed: nil, fatal: false,
+            id: open.id, kind: .hang, lowerNanos: tick.now - origin, upperNanos: tick.now - open.upperStartNanos,
+            durationNanos: (elapsed + max(upper, elapsed)) / 2, stallNanos: upperStall, suppressed: nil, fatal: false,
             inProgress: true, servingTid: nil, samplesTaken: open.samplesTaken,
             startedWallNanos: open.startedWallNanos)
         if elapsed >= timing.ongoingNanos, !open.ongoingReported || output.sampleEpisode != nil {
@@ -260,8 +263,9 @@ struct HangDetector {
             }
         }
         return HangDetection(
-            id: open.id, kind: judged >= timing.hangNanos ? .hang : .hitch, lowerNanos: lower, upperNanos: upper,
-            stallNanos: upperStall, suppressed: reason, fatal: open.fatalReported, inProgress: false,
+            id: open.id, kind: judged >= timing.hangNanos ? .hang : .hitch, lowerNanos: last - open.firstSentNanos,
+            upperNanos: last - open.upperStartNanos, durationNanos: adjusted, stallNanos: upperStall,
+            suppressed: reason, fatal: open.fatalReported, inProgress: false,
             servingTid: open.servingTid, samplesTaken: open.samplesTaken, startedWallNanos: open.startedWallNanos)
     }
 }

@@ -4,10 +4,11 @@ extension Perf.HangWatchdog {
     /// A period during which the target did not answer a ping in time.
     ///
     /// The duration is bracketed: `lowerMs` runs from the late ping's send to its service (the
-    /// target was certainly busy that long), `upperMs` from the last answered ping to the service
-    /// (it cannot have been busy longer). Both have the watchdog's own stall removed: time during
-    /// which the watchdog itself could not run (process stopped, debugger, starved host) is not
-    /// blamed on the target. `durationMs` is their midpoint and decides the kind.
+    /// target did not answer for that long), `upperMs` from the last answered ping to the service.
+    /// Both are as observed. `durationMs`, which decides the kind, is their midpoint with the
+    /// watchdog's own stall removed from each: time during which the watchdog itself could not
+    /// run (process stopped, debugger, starved host) is not blamed on the target, so `durationMs`
+    /// can fall below `lowerMs` by up to `stallMs`.
     public struct Episode: Sendable {
         /// Hitch or hang.
         public enum Kind: String, Sendable, Equatable {
@@ -36,11 +37,11 @@ extension Perf.HangWatchdog {
         public var targetName: String
         /// Hitch or hang. For a suppressed episode, what it would have been without the stall.
         public var kind: Kind
-        /// The target was busy at least this long (stall removed).
+        /// Late ping sent → answered, as observed.
         public var lowerMs: Double
-        /// The target was busy at most this long (stall removed).
+        /// Last answered ping → late ping answered, as observed.
         public var upperMs: Double
-        /// The estimate: midpoint of the bounds.
+        /// The estimate: midpoint of the bounds minus the watchdog's own stall.
         public var durationMs: Double
         /// How long the watchdog itself was stalled during the episode.
         public var stallMs: Double
