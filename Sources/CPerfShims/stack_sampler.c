@@ -272,6 +272,21 @@ static void perf_copy(char *out, size_t capacity, const char *in) {
     out[length] = 0;
 }
 
+static perf_image *perf_cached_image_locked(const char *name, uintptr_t bias) {
+    size_t count = __atomic_load_n(&perf_image_count, __ATOMIC_ACQUIRE);
+    for (size_t i = 0; i < count; i++) {
+        if (perf_images[i].bias == bias && strcmp(perf_images[i].path, name) == 0) return &perf_images[i];
+    }
+    return NULL;
+}
+
+static perf_image *perf_cached_image(const char *name, uintptr_t bias) {
+    pthread_mutex_lock(&perf_image_lock);
+    perf_image *image = perf_cached_image_locked(name, bias);
+    pthread_mutex_unlock(&perf_image_lock);
+    return image;
+}
+
 int perf_symbolicate(uintptr_t address, char *symbol, size_t symbol_capacity, char *image_out,
                      size_t image_capacity, uintptr_t *symbol_offset) {
     perf_copy(symbol, symbol_capacity, "");
@@ -281,16 +296,25 @@ int perf_symbolicate(uintptr_t address, char *symbol, size_t symbol_capacity, ch
     dl_iterate_phdr(perf_find_image_callback, &query);
     if (!query.found) return -1;
     const char *name = query.name ? query.name : "";
-    pthread_mutex_lock(&perf_image_lock);
-    perf_image *image = NULL;
-    for (size_t i = 0; i < perf_image_count; i++) {
-        if (perf_images[i].bias == query.bias && strcmp(perf_images[i].path, name) == 0) image = &perf_images[i];
-    }
-    if (image == NULL && perf_image_count < PERF_MAX_IMAGES) {
-        image = &perf_images[perf_image_count++];
-        perf_copy(image->path, sizeof image->path, name);
-        image->bias = query.bias;
-        perf_load_symbols(image);
+    perf_image *image = perf_cached_image(name, query.bias);
+    if (image == NULL) {
+        // Read the file's symbol table without the lock (it can take milliseconds); entries are
+        // immutable once published, so readers need no lock either.
+        perf_image loaded;
+        memset(&loaded, 0, sizeof loaded);
+        perf_copy(loaded.path, sizeof loaded.path, name);
+        loaded.bias = query.bias;
+        perf_load_symbols(&loaded);
+        pthread_mutex_lock(&perf_image_lock);
+        image = perf_cached_image_locked(name, query.bias);
+        if (image == NULL && perf_image_count < PERF_MAX_IMAGES) {
+            perf_images[perf_image_count] = loaded;
+            image = &perf_images[perf_image_count];
+            __atomic_store_n(&perf_image_count, perf_image_count + 1, __ATOMIC_RELEASE);
+        } else {
+            free(loaded.symbols);  // another thread published it first (its mapping stays)
+        }
+        pthread_mutex_unlock(&perf_image_lock);
     }
     int result = 0;
     if (image != NULL) {
@@ -318,7 +342,6 @@ int perf_symbolicate(uintptr_t address, char *symbol, size_t symbol_capacity, ch
             }
         }
     }
-    pthread_mutex_unlock(&perf_image_lock);
     if (result == 0) {
         Dl_info info;
         if (dladdr((void *)address, &info) != 0 && info.dli_sname != NULL) {
