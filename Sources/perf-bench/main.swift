@@ -8,6 +8,7 @@ let groups: [BenchGroup] = [
     SpanBenchmarks.group,
     LedgerBenchmarks.group,
     FacadeBenchmarks.group,
+    WatchdogBenchmarks.group,
 ]
 
 /// Children that tests spawn and SIGKILL: each reads its arguments and never returns normally
@@ -17,6 +18,7 @@ let children: [String: ([String]) -> Int32] = [
     "ledger-spans": LedgerCrashChild.run,
     "session": SessionCrashChild.run,
     "facade": FacadeCrashChild.run,
+    "watchdog": WatchdogCrashChild.run,
 ]
 
 let usage = """

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stddef.h>
 #include <time.h>
+#include "CPerfStackSampler.h"
 
 #ifdef __cplusplus
 extern "C" {

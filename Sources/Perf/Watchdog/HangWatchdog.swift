@@ -1,0 +1,121 @@
+// The public face of the hang watchdog: a thread of its own that pings a target and reports
+// hitches and hangs with their bounds, stall, blocked thread and stack.
+import Glibc
+import Synchronization
+
+extension Perf {
+    /// Detects when a queue, the main thread or an event loop stops answering, for how long, and
+    /// where it was stuck.
+    ///
+    /// A dedicated pthread (never a Dispatch or cooperative-pool thread) sends the target a ping
+    /// every `interval`, with at most one ping outstanding. A late answer brackets the stall
+    /// between a lower and an upper bound; the midpoint decides hitch or hang. Time during which
+    /// the watchdog itself could not run (SIGSTOP, a debugger, a starved host) is removed first,
+    /// so a stopped process does not blame its queue. While a ping is late the watchdog samples
+    /// the blocked thread's stack with SIGPROF; frames present in every sample are the stuck
+    /// frames, and the innermost one outside the runtime is the culprit.
+    ///
+    /// ```swift
+    /// let watchdog = Perf.HangWatchdog(monitoring: .queue(databaseQueue))
+    /// watchdog.start()
+    /// ```
+    ///
+    /// Several watchdogs may run at once, each with its own thread.
+    ///
+    /// - Note: Episodes go to the handler `Perf.install` sets up (ledger, histograms, session
+    ///   journal) and to `Configuration.onEpisode`, on the watchdog's thread.
+    /// - Warning: If SIGPROF already has a handler (a profiler), the watchdog leaves it alone and
+    ///   reports stacks as unavailable.
+    public final class HangWatchdog: Sendable {
+        /// What this watchdog monitors.
+        public let target: Target
+        /// Its settings, fixed at creation.
+        public let configuration: Configuration
+
+        private let running = Mutex<RunningThread?>(nil)
+        private let pauseState = Mutex<String?>(nil)
+        private let paused = WatchdogFlag()
+        private let statisticsBox = WatchdogStatisticsBox()
+
+        /// Creates a stopped watchdog.
+        /// - Parameters:
+        ///   - target: the queue, thread or executor to ping.
+        ///   - configuration: interval, thresholds, sampling and callbacks.
+        public init(monitoring target: Target, configuration: Configuration = .init()) {
+            self.target = target
+            self.configuration = configuration
+        }
+
+        deinit { stop() }
+
+        /// Starts the watchdog thread; does nothing if it runs already. The start-up grace period
+        /// begins now.
+        public func start() {
+            running.withLock { running in
+                guard running == nil else { return }
+                let stopFlag = WatchdogFlag()
+                let runner = WatchdogRunner(
+                    target: target, configuration: configuration, stopFlag: stopFlag, pausedFlag: paused,
+                    statistics: statisticsBox)
+                guard let thread = runner.spawn() else { return }
+                running = RunningThread(thread: thread, stopFlag: stopFlag)
+            }
+        }
+
+        /// Stops the watchdog and joins its thread: no callback runs after this returns. A hang
+        /// still in progress is dropped.
+        ///
+        /// Called from one of the watchdog's own callbacks, it asks the thread to stop without
+        /// waiting for it.
+        public func stop() {
+            guard
+                let thread = running.withLock({ running -> RunningThread? in
+                    defer { running = nil }
+                    return running
+                })
+            else { return }
+            thread.stopFlag.value.store(true, ordering: .releasing)
+            if pthread_equal(pthread_self(), thread.thread) != 0 {
+                pthread_detach(thread.thread)
+            } else {
+                pthread_join(thread.thread, nil)
+            }
+        }
+
+        /// Suspends detection during intentional blocking (a migration, a synchronous load). The
+        /// ping outstanding and any episode in progress are dropped.
+        /// - Parameter reason: why, for `pauseReason`.
+        public func pause(reason: String) {
+            pauseState.withLock { $0 = reason }
+            paused.value.store(true, ordering: .releasing)
+        }
+
+        /// Resumes detection after `pause(reason:)`.
+        public func resume() {
+            pauseState.withLock { $0 = nil }
+            paused.value.store(false, ordering: .releasing)
+        }
+
+        /// The reason given to `pause(reason:)`, while paused.
+        public var pauseReason: String? { pauseState.withLock { $0 } }
+
+        /// Whether the watchdog thread runs.
+        public var isRunning: Bool { running.withLock { $0 != nil } }
+
+        /// The watchdog's cost and counts so far.
+        public var statistics: Statistics { statisticsBox.snapshot }
+    }
+}
+
+/// The watchdog thread and the flag that ends it.
+struct RunningThread: Sendable {
+    var thread: pthread_t
+    var stopFlag: WatchdogFlag
+}
+
+/// A flag the public object sets and the watchdog thread reads at every wake-up (stop, pause).
+/// A class of its own so the thread never retains the `HangWatchdog`: dropping the last
+/// reference still stops the thread through `deinit`.
+final class WatchdogFlag: Sendable {
+    let value = Atomic<Bool>(false)
+}
