@@ -42,6 +42,7 @@ public enum Perf {
             guard let runtime = state.current else { return nil }
             state.current = nil
             PerfState.recorderSlot.store(nil, ordering: .releasing)
+            HangReporting.install(nil)
             return runtime
         }
         runtime?.shutdown()
@@ -59,6 +60,10 @@ public enum Perf {
 
     /// A copy of the per-name latency histograms of every span ended in this process.
     public static func spanHistograms() -> [String: Histogram] { PerfState.histograms.snapshot() }
+
+    /// A copy of the hang and hitch duration histograms, per watchdog target (suppressed
+    /// episodes excluded).
+    public static func hangHistograms() -> [String: Histogram] { PerfState.hangHistograms.snapshot() }
 
     /// A log-linear latency histogram (≤ 1 % relative error on any quantile from 1 µs to 1 hour).
     public typealias Histogram = LatencyHistogram
@@ -87,6 +92,7 @@ public enum Perf {
             // Every runtime ever published stays alive: a span begun under it may still end.
             state.retired.append(runtime)
             PerfState.recorderSlot.store(Unmanaged.passUnretained(runtime.recorder), ordering: .releasing)
+            HangReporting.install(HangRecording())
             return true
         }
     }
@@ -108,6 +114,9 @@ enum PerfState {
 
     /// Span histograms live as long as the process, across installs.
     static let histograms = HistogramRegistry()
+
+    /// Hang and hitch durations per watchdog target.
+    static let hangHistograms = HistogramRegistry(capacity: 64)
 
     static func runtime() -> PerfRuntime? { installed.withLock { $0.current } }
 

@@ -77,7 +77,7 @@ enum LedgerLines {
         var event = Perf.LedgerEvent(
             kind: hang.kind == .hang ? .hang : .hitch, name: hang.targetName, session: session,
             timestampMs: milliseconds(hang.wallNanos))
-        event.durationMs = ((hang.lowerMs + hang.upperMs) / 2 * 10).rounded() / 10
+        event.durationMs = hang.durationMs ?? ((hang.lowerMs + hang.upperMs) / 2 * 10).rounded() / 10
         event.lowerMs = hang.lowerMs
         event.upperMs = hang.upperMs
         event.stallMs = hang.stallMs
@@ -87,6 +87,7 @@ enum LedgerLines {
         if !hang.stack.isEmpty { event.stack = hang.stack }
         if !hang.stuckFrames.isEmpty { event.stuckFrames = hang.stuckFrames }
         event.culprit = hang.culprit
+        if let quality = hang.stackQuality { event.extra["stackQuality"] = .string(quality) }
         return event
     }
 

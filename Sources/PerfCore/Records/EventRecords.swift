@@ -57,12 +57,18 @@ public struct HangRecord: Sendable, Equatable {
     public var targetName: String
     /// When the episode ended (or was last seen), nanoseconds since the Unix epoch.
     public var wallNanos: UInt64
+    /// The classified duration (midpoint of the bounds minus the watchdog's own lateness), when
+    /// the detector computed one.
+    public var durationMs: Double?
+    /// How complete `stack` is: `full`, `partial: …` or `unavailable: …`.
+    public var stackQuality: String?
 
     /// Creates a hang record.
     public init(
         kind: Kind, lowerMs: Double, upperMs: Double, stallMs: Double, fatal: Bool = false,
         suppressed: String? = nil, thread: String, stack: [String] = [], stuckFrames: [String] = [],
-        culprit: String? = nil, targetName: String, wallNanos: UInt64
+        culprit: String? = nil, targetName: String, wallNanos: UInt64, durationMs: Double? = nil,
+        stackQuality: String? = nil
     ) {
         self.kind = kind
         self.lowerMs = lowerMs
@@ -76,6 +82,8 @@ public struct HangRecord: Sendable, Equatable {
         self.culprit = culprit
         self.targetName = targetName
         self.wallNanos = wallNanos
+        self.durationMs = durationMs
+        self.stackQuality = stackQuality
     }
 }
 

@@ -1,0 +1,65 @@
+// Wires the hang watchdog's episodes into the installed runtime: a ledger line per episode, a
+// per-target histogram tick, and an in-progress marker in the session journal so a kill during a
+// hang becomes a `fatal` hang at the next start.
+import PerfCore
+
+/// The handler `Perf.install` gives the watchdog.
+final class HangRecording: HangEventHandler {
+    func hangOngoing(_ episode: Perf.HangWatchdog.Episode, id: UInt64) {
+        guard let session = PerfState.runtime()?.session else { return }
+        session.setOngoing(Self.marker(for: episode, id: id))
+    }
+
+    func hangEnded(_ episode: Perf.HangWatchdog.Episode, id: UInt64) {
+        if episode.suppressed == nil {
+            PerfState.hangHistograms.record(name: episode.targetName, nanos: Self.nanos(episode.durationMs))
+        }
+        guard let runtime = PerfState.runtime() else { return }
+        runtime.recorder.pipeline.emit(.hang(Self.record(for: episode)))
+        runtime.session?.clearOngoing(id: id)
+    }
+
+    static func record(for episode: Perf.HangWatchdog.Episode) -> HangRecord {
+        HangRecord(
+            kind: episode.kind == .hang ? .hang : .hitch, lowerMs: rounded(episode.lowerMs),
+            upperMs: rounded(episode.upperMs), stallMs: rounded(episode.stallMs), fatal: episode.fatal,
+            suppressed: episode.suppressed?.rawValue, thread: episode.thread.map(describe) ?? "unknown",
+            stack: episode.isFullRecord ? episode.stack.map(\.description) : [],
+            stuckFrames: episode.stuckFrames.map(\.description), culprit: episode.culprit?.symbol,
+            targetName: episode.targetName, wallNanos: SystemClock().wallNanos(),
+            durationMs: rounded(episode.durationMs), stackQuality: describe(episode.stackQuality))
+    }
+
+    static func marker(for episode: Perf.HangWatchdog.Episode, id: UInt64) -> OngoingMarker {
+        var payload: [String: String] = [:]
+        payload["culprit"] = episode.culprit?.symbol
+        payload["thread"] = episode.thread.map(describe)
+        if !episode.stack.isEmpty { payload["stack"] = episode.stack.map(\.description).joined(separator: "\n") }
+        if !episode.stuckFrames.isEmpty {
+            payload["stuckFrames"] = episode.stuckFrames.map(\.description).joined(separator: "\n")
+        }
+        return OngoingMarker(
+            id: id, kind: episode.kind == .hang ? "hang" : "hitch", name: episode.targetName,
+            startedWallNanos: episode.startedWallNanos, lastKnownDurationNanos: nanos(episode.durationMs),
+            payload: payload)
+    }
+
+    static func describe(_ thread: Perf.HangWatchdog.ThreadInfo) -> String {
+        var text = "\(thread.name) (tid \(thread.tid)"
+        if let state = thread.state { text += ", state \(state)" }
+        if let wait = thread.waitChannel, !wait.isEmpty, wait != "0" { text += ", waiting in \(wait)" }
+        return text + ")"
+    }
+
+    static func describe(_ quality: Perf.HangWatchdog.StackQuality) -> String {
+        switch quality {
+        case .full: return "full"
+        case .partial(let reason): return "partial: \(reason)"
+        case .unavailable(let reason): return "unavailable: \(reason)"
+        }
+    }
+
+    static func rounded(_ ms: Double) -> Double { (ms * 10).rounded() / 10 }
+
+    static func nanos(_ ms: Double) -> UInt64 { ms > 0 ? UInt64(min(ms, 1e12) * 1_000_000) : 0 }
+}
