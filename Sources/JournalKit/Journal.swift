@@ -33,6 +33,7 @@ public final class Journal: Sendable {
     let syscalls: Syscalls
     private let state: Mutex<AppendState>
     private let reaper: SegmentReaper
+    private let preparer: SegmentPreparer
     /// The directory, open for `fsync` after a segment is created (`.fsync` only; else -1).
     private let directoryDescriptor: Int32
 
@@ -93,7 +94,9 @@ public final class Journal: Sendable {
         self.directoryPath = path
         self.syscalls = syscalls
         self.directoryDescriptor = directoryDescriptor
-        self.reaper = SegmentReaper(syscalls: syscalls)
+        let background = DispatchQueue(label: "JournalKit.segments")
+        self.reaper = SegmentReaper(syscalls: syscalls, queue: background)
+        self.preparer = SegmentPreparer(directoryPath: path, syscalls: syscalls, queue: background)
         self.state = Mutex(initial)
         try state.withLock { state throws(JournalError) in try startSegment(&state) }
     }
@@ -140,13 +143,14 @@ public final class Journal: Sendable {
     /// once more and waited for. Idempotent.
     public func close() {
         // The descriptor closes when the last reference goes, outside the lock.
-        let file = state.withLock { state -> SegmentFile? in
+        let (file, firstUnused) = state.withLock { state -> (SegmentFile?, UInt64) in
             state.closed = true
             let file = state.segment
             state.segment = nil
-            return file
+            return (file, state.nextNumber)
         }
         _ = file
+        preparer.discard(firstUnused: firstUnused)
         reaper.flush()
     }
 
@@ -219,11 +223,16 @@ public final class Journal: Sendable {
         let number = state.nextNumber
         let path = SegmentDirectory.path(in: directoryPath, number: number)
         let descriptor: Int32
-        switch syscalls.open(path, flags: O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC) {
-        case .success(let opened): descriptor = opened
-        case .failure(let failure): throw JournalError.segment(path, errno: failure.errno, action: "create")
+        if let prepared = preparer.take(number) {
+            descriptor = prepared.descriptor
+        } else {
+            switch Self.createSegment(path, syscalls: syscalls) {
+            case .success(let opened): descriptor = opened
+            case .failure(let failure): throw JournalError.segment(path, errno: failure.errno, action: "create")
+            }
         }
         state.nextNumber = number + 1
+        preparer.noteStarted(number)
         if let previous = state.segment {
             state.olderSegments.append(
                 OlderSegment(number: previous.number, path: previous.path, bytes: state.segmentBytes))
@@ -236,6 +245,7 @@ public final class Journal: Sendable {
         state.poisoned = false
         state.statistics.segmentsCreated += 1
         dropOldest(&state)
+        preparer.prepare(number + 1)
         if let segmentHeader = configuration.segmentHeader {
             // Data.withUnsafeBytes rethrows untyped errors, so the failure is carried out as a value.
             let failure = segmentHeader.withUnsafeBytes { payload in
@@ -243,6 +253,18 @@ public final class Journal: Sendable {
             }
             if let failure { throw failure }
         }
+    }
+
+    /// Flags of every segment descriptor: appends only, never inherited by child processes.
+    static let segmentFlags = O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC
+
+    /// Creates a segment file; when the preparer created it a moment ago (it is still empty),
+    /// opens that file instead.
+    private static func createSegment(_ path: String, syscalls: Syscalls) -> Result<Int32, SyscallError> {
+        let created = syscalls.open(path, flags: segmentFlags | O_EXCL)
+        guard case .failure(let failure) = created, failure.errno == EEXIST, SegmentDirectory.fileSize(path) == 0
+        else { return created }
+        return syscalls.open(path, flags: segmentFlags)
     }
 
     /// Hands the oldest segments to the reaper until the older ones fit the budget beside a

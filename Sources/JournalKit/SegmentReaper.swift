@@ -32,12 +32,13 @@ final class SegmentReaper: Sendable {
     }
 
     private let state = Mutex(State())
-    private let queue = DispatchQueue(label: "JournalKit.SegmentReaper")
+    private let queue: DispatchQueue
     private let syscalls: Syscalls
     private let retryDelayMs: Int
 
-    init(syscalls: Syscalls, retryDelayMs: Int = 1000) {
+    init(syscalls: Syscalls, queue: DispatchQueue, retryDelayMs: Int = 1000) {
         self.syscalls = syscalls
+        self.queue = queue
         self.retryDelayMs = retryDelayMs
     }
 

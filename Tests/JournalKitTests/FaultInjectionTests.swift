@@ -47,12 +47,26 @@ import Testing
             #expect(error.path?.hasSuffix(".journal") == true)
             #expect(error.description.contains("free disk space"))
         }
-        // The disk stays full while creating the next segment, then space comes back.
+        try journal.append(makeEntry(3))
+        #expect(journal.statistics.poisonedSegments == 1)
+        #expect(try Journal.recover(directory: directory.url).entries == [makeEntry(1), makeEntry(3)])
+    }
+
+    @Test func segmentCreationFailureIsTyped() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let faults = FaultInjection()
+        var syscalls = Syscalls.live
+        syscalls.faults = faults
+        try FileManager.default.createDirectory(at: directory.url, withIntermediateDirectories: true)
         faults.fail(.open, errno: ENOSPC)
-        #expect(throws: JournalError.self) { try journal.append(makeEntry(3)) }
-        try journal.append(makeEntry(4))
-        #expect(faults.pendingCount == 0)
-        #expect(try Journal.recover(directory: directory.url).entries == [makeEntry(1), makeEntry(4)])
+        do {
+            _ = try Journal(directory: directory.url, configuration: .init(), syscalls: syscalls)
+            Issue.record("a failed segment creation was not reported")
+        } catch {
+            #expect(error.code == .noSpace && error.errno == ENOSPC)
+            #expect(error.path?.hasSuffix(".journal") == true)
+        }
     }
 
     @Test func interruptedSyscallsAreRetried() throws {
