@@ -55,6 +55,12 @@ public final class Journal: Sendable {
         var segmentBytes = 0
         var poisoned = false
         var closed = false
+        /// The next segment was handed to the preparer (once the current one is half full, so
+        /// its creation does not coincide with the rotating append's write or the drop's unlink).
+        var nextRequested = false
+        /// Segments dropped by the last rotation, handed to the reaper once the rotating
+        /// append's own write is done, so the unlink never races that write for the disk.
+        var droppedSegments: [SegmentReaper.DroppedFile] = []
         /// Live segments before the current one, oldest first.
         var olderSegments: [OlderSegment] = []
         var nextNumber: UInt64
@@ -187,6 +193,14 @@ public final class Journal: Sendable {
         state.statistics.appendedEntries &+= 1
         state.statistics.appendedBytes &+= frameSize
         file.markWritten(state.sequence)
+        if !state.droppedSegments.isEmpty {
+            reaper.drop(state.droppedSegments)
+            state.droppedSegments.removeAll()
+        }
+        if !state.nextRequested && state.segmentBytes >= configuration.segmentLimit / 2 {
+            state.nextRequested = true
+            preparer.prepare(state.nextNumber)
+        }
         return configuration.durability == .fsync ? PendingSync(file: file, sequence: state.sequence) : nil
     }
 
@@ -244,8 +258,8 @@ public final class Journal: Sendable {
         state.segmentBytes = 0
         state.poisoned = false
         state.statistics.segmentsCreated += 1
+        state.nextRequested = false
         dropOldest(&state)
-        preparer.prepare(number + 1)
         if let segmentHeader = configuration.segmentHeader {
             // Data.withUnsafeBytes rethrows untyped errors, so the failure is carried out as a value.
             let failure = segmentHeader.withUnsafeBytes { payload in
@@ -280,7 +294,7 @@ public final class Journal: Sendable {
         }
         guard !dropped.isEmpty else { return }
         state.statistics.segmentsDropped += dropped.count
-        reaper.drop(dropped)
+        state.droppedSegments += dropped
     }
 
     /// Makes the entry with `sequence` durable without holding the append lock.
