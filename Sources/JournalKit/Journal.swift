@@ -31,6 +31,10 @@ public final class Journal: Sendable {
 
     let directoryPath: String
     let syscalls: Syscalls
+    /// Copies of configuration values the append path reads, so it never touches the header `Data`.
+    private let segmentLimit: Int
+    private let maxEntrySize: Int
+    private let syncsEachAppend: Bool
     private let state: Mutex<AppendState>
     private let reaper: SegmentReaper
     private let preparer: SegmentPreparer
@@ -100,6 +104,9 @@ public final class Journal: Sendable {
         self.directoryPath = path
         self.syscalls = syscalls
         self.directoryDescriptor = directoryDescriptor
+        self.segmentLimit = configuration.segmentLimit
+        self.maxEntrySize = configuration.maxEntrySize
+        self.syncsEachAppend = configuration.durability == .fsync
         let background = DispatchQueue(label: "JournalKit.segments")
         self.reaper = SegmentReaper(syscalls: syscalls, queue: background)
         self.preparer = SegmentPreparer(directoryPath: path, syscalls: syscalls, queue: background)
@@ -131,10 +138,10 @@ public final class Journal: Sendable {
     /// - Parameter bytes: The entry's bytes; not retained after the call.
     /// - Throws: ``JournalError``, as ``append(_:)-(Data)`` does.
     public func append(_ bytes: UnsafeRawBufferPointer) throws(JournalError) {
-        guard bytes.count > 0, bytes.count <= configuration.maxEntrySize else {
+        guard bytes.count > 0, bytes.count <= maxEntrySize else {
             throw JournalError(
                 code: .invalidEntry,
-                message: "an entry must hold 1 to \(configuration.maxEntrySize) bytes, not \(bytes.count); "
+                message: "an entry must hold 1 to \(maxEntrySize) bytes, not \(bytes.count); "
                     + "split it or raise byteBudget",
                 path: directoryPath)
         }
@@ -149,14 +156,19 @@ public final class Journal: Sendable {
     /// once more and waited for. Idempotent.
     public func close() {
         // The descriptor closes when the last reference goes, outside the lock.
-        let (file, firstUnused) = state.withLock { state -> (SegmentFile?, UInt64) in
+        let (file, firstUnused, dropped) = state.withLock {
+            state -> (SegmentFile?, UInt64, [SegmentReaper.DroppedFile]) in
             state.closed = true
             let file = state.segment
+            let dropped = state.droppedSegments
             state.segment = nil
-            return (file, state.nextNumber)
+            state.droppedSegments = []
+            return (file, state.nextNumber, dropped)
         }
         _ = file
         preparer.discard(firstUnused: firstUnused)
+        // Segments dropped when this journal was opened, if it never appended.
+        if !dropped.isEmpty { reaper.drop(dropped) }
         reaper.flush()
     }
 
@@ -184,7 +196,7 @@ public final class Journal: Sendable {
                 code: .closed, message: "the journal was closed; open a new Journal to append", path: directoryPath)
         }
         let frameSize = Framing.headerSize + payload.count
-        if state.poisoned || state.segment == nil || state.segmentBytes + frameSize > configuration.segmentLimit {
+        if state.poisoned || state.segment == nil || state.segmentBytes + frameSize > segmentLimit {
             try startSegment(&state)
         }
         guard let file = state.segment else { return nil }
@@ -197,11 +209,11 @@ public final class Journal: Sendable {
             reaper.drop(state.droppedSegments)
             state.droppedSegments.removeAll()
         }
-        if !state.nextRequested && state.segmentBytes >= configuration.segmentLimit / 2 {
+        if !state.nextRequested && state.segmentBytes >= segmentLimit / 2 {
             state.nextRequested = true
             preparer.prepare(state.nextNumber)
         }
-        return configuration.durability == .fsync ? PendingSync(file: file, sequence: state.sequence) : nil
+        return syncsEachAppend ? PendingSync(file: file, sequence: state.sequence) : nil
     }
 
     /// One writev(2) of a whole frame; any failure poisons the segment and is returned.

@@ -38,6 +38,10 @@ final class SegmentPreparer: Sendable {
         self.queue = queue
     }
 
+    deinit {
+        if case .ready(let prepared) = slot.withLock({ $0 }) { syscalls.close(prepared.descriptor) }
+    }
+
     /// Records that the appender started segment `number` (called under the append lock).
     func noteStarted(_ number: UInt64) {
         started.store(number, ordering: .releasing)

@@ -92,6 +92,24 @@ import Testing
         #expect(recovery.tornTail && recovery.tornSegmentCount == 1)
     }
 
+    /// Reopening counts the segments already on disk against the budget, even with no append.
+    @Test func reopenHoldsTheBudgetWithoutAppending() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let budget = 4096
+        let first = try Journal(directory: directory.url, configuration: .init(byteBudget: budget))
+        for index in 0..<200 { try first.append(makeEntry(index, size: 100)) }
+        first.close()
+        let second = try Journal(directory: directory.url, configuration: .init(byteBudget: budget))
+        second.close()
+        #expect(second.statistics.segmentsDropped == 1)
+        #expect(second.statistics.segmentsFreed == 1)
+        #expect(directory.footprint() <= budget)
+        let recovery = try Journal.recover(directory: directory.url)
+        #expect(recovery.entries.last == makeEntry(199, size: 100))
+        #expect(!recovery.gapDetected)
+    }
+
     @Test func closeStopsAppendsAndIsIdempotent() throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
