@@ -166,8 +166,9 @@ import Testing
     @Test func unwritableDirectoryThrowsATypedError() throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
-        try Data("file".utf8).write(to: directory.url.deletingLastPathComponent().appendingPathComponent(
-            directory.url.lastPathComponent + ".file"))
+        try Data("file".utf8).write(
+            to: directory.url.deletingLastPathComponent().appendingPathComponent(
+                directory.url.lastPathComponent + ".file"))
         let blocked = URL(fileURLWithPath: directory.path + ".file/journal")
         defer { try? FileManager.default.removeItem(atPath: directory.path + ".file") }
         do {
