@@ -35,6 +35,8 @@ public final class Journal: Sendable {
     private let segmentLimit: Int
     private let maxEntrySize: Int
     private let syncsEachAppend: Bool
+    /// Where small frames are assembled for a single `write(2)`; used only under the append lock.
+    nonisolated(unsafe) private let scratch: UnsafeMutableRawBufferPointer
     private let state: Mutex<AppendState>
     private let reaper: SegmentReaper
     private let preparer: SegmentPreparer
@@ -107,6 +109,7 @@ public final class Journal: Sendable {
         self.segmentLimit = configuration.segmentLimit
         self.maxEntrySize = configuration.maxEntrySize
         self.syncsEachAppend = configuration.durability == .fsync
+        self.scratch = .allocate(byteCount: 4096, alignment: 16)
         let background = DispatchQueue(label: "JournalKit.segments")
         self.reaper = SegmentReaper(syscalls: syscalls, queue: background)
         self.preparer = SegmentPreparer(directoryPath: path, syscalls: syscalls, queue: background)
@@ -115,6 +118,7 @@ public final class Journal: Sendable {
     }
 
     deinit {
+        scratch.deallocate()
         if directoryDescriptor >= 0 { syscalls.close(directoryDescriptor) }
     }
 
@@ -223,7 +227,7 @@ public final class Journal: Sendable {
     ) -> JournalError? {
         let expected = Framing.headerSize + payload.count
         let outcome = withUnsafeBytes(of: header) { header in
-            syscalls.writeFrame(file.descriptor, header: header, payload: payload)
+            syscalls.writeFrame(file.descriptor, header: header, payload: payload, scratch: scratch)
         }
         switch outcome {
         case .success(let written) where written == expected:
