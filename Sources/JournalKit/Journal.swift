@@ -1,4 +1,4 @@
-// The journal's writer: one lock, one writev(2) per entry on an O_APPEND descriptor, rotation
+// The journal's writer: one lock, one write(2) per entry on an O_APPEND descriptor, rotation
 // at half the byte budget, dropped segments unlinked off the append path.
 import Foundation
 import Glibc
@@ -220,7 +220,7 @@ public final class Journal: Sendable {
         return syncsEachAppend ? PendingSync(file: file, sequence: state.sequence) : nil
     }
 
-    /// One writev(2) of a whole frame; any failure poisons the segment and is returned.
+    /// One write(2) or writev(2) of a whole frame; any failure poisons the segment and is returned.
     @inline(__always)
     private func write(
         _ file: SegmentFile, header: UInt64, payload: UnsafeRawBufferPointer, state: inout AppendState
