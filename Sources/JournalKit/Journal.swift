@@ -157,7 +157,7 @@ public final class Journal: Sendable {
     }
 
     /// Closes the journal: later appends throw `.closed`; pending segment deletions are retried
-    /// once more and waited for. Idempotent.
+    /// once more and waited for. Idempotent: each further call retries deletions that failed.
     public func close() {
         // The descriptor closes when the last reference goes, outside the lock.
         let (file, firstUnused, dropped) = state.withLock {

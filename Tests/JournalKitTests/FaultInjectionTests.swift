@@ -113,9 +113,14 @@ import Testing
             let pending = journal.statistics.pendingUnlinkBytes
             maxLiveFootprint = max(maxLiveFootprint, directory.footprint() - pending)
         }
-        journal.close()
+        // Each close() retries the pending deletions once more (in order, stopping at a failure),
+        // so a few calls use up the three injected failures without waiting for the timed retry.
+        for _ in 0..<5 where journal.statistics.pendingUnlinks > 0 { journal.close() }
         let statistics = journal.statistics
-        #expect(statistics.failedUnlinkAttempts == 3)
+        // The reaper met most of the failures; close() deleting the unused prepared segment
+        // may have met one of them.
+        #expect(faults.pendingCount == 0)
+        #expect((2...3).contains(statistics.failedUnlinkAttempts))
         #expect(statistics.segmentsFreed == statistics.segmentsDropped)
         #expect(statistics.pendingUnlinks == 0)
         #expect(directory.footprint() <= budget)
