@@ -67,6 +67,9 @@ public final class Journal: Sendable {
         /// Segments dropped by the last rotation, handed to the reaper once the rotating
         /// append's own write is done, so the unlink never races that write for the disk.
         var droppedSegments: [SegmentReaper.DroppedFile] = []
+        /// The segment rotation left, kept open until the next preparation request carries it to
+        /// the background queue: closing a written file costs the closer tens of microseconds.
+        var retiredSegment: SegmentFile?
         /// Live segments before the current one, oldest first.
         var olderSegments: [OlderSegment] = []
         var nextNumber: UInt64
@@ -166,6 +169,7 @@ public final class Journal: Sendable {
             let file = state.segment
             let dropped = state.droppedSegments
             state.segment = nil
+            state.retiredSegment = nil
             state.droppedSegments = []
             return (file, state.nextNumber, dropped)
         }
@@ -215,7 +219,8 @@ public final class Journal: Sendable {
         }
         if !state.nextRequested && state.segmentBytes >= segmentLimit / 2 {
             state.nextRequested = true
-            preparer.prepare(state.nextNumber)
+            preparer.prepare(state.nextNumber, releasing: state.retiredSegment)
+            state.retiredSegment = nil
         }
         return syncsEachAppend ? PendingSync(file: file, sequence: state.sequence) : nil
     }
@@ -266,6 +271,7 @@ public final class Journal: Sendable {
         if let previous = state.segment {
             state.olderSegments.append(
                 OlderSegment(number: previous.number, path: previous.path, bytes: state.segmentBytes))
+            state.retiredSegment = previous
         }
         let file = SegmentFile(
             number: number, descriptor: descriptor, path: path, syscalls: syscalls,

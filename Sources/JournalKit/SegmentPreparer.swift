@@ -52,8 +52,12 @@ final class SegmentPreparer: Sendable {
     /// The check against ``noteStarted(_:)`` is race-free because dropped segments are only
     /// deleted on the same serial queue: if the appender has not started `number` when this
     /// block checks, `number` cannot be deleted before this block has finished.
-    func prepare(_ number: UInt64) {
+    ///
+    /// - Parameter retired: A segment rotation left; its descriptor is closed on the background
+    ///   queue (unless an appender still holds it for a sync) instead of on the append path.
+    func prepare(_ number: UInt64, releasing retired: SegmentFile? = nil) {
         queue.async {
+            withExtendedLifetime(retired) {}
             guard self.started.load(ordering: .acquiring) < number else { return }
             let path = SegmentDirectory.path(in: self.directoryPath, number: number)
             guard case .success(let descriptor) = self.syscalls.open(path, flags: Journal.segmentFlags | O_EXCL)
