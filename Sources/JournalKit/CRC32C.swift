@@ -52,7 +52,8 @@ public enum CRC32C {
         while offset + 8 <= count {
             let low = UInt32(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt32.self)) ^ state
             let high = UInt32(littleEndian: base.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self))
-            state = table[7 * 256 + Int(low & 0xFF)]
+            state =
+                table[7 * 256 + Int(low & 0xFF)]
                 ^ table[6 * 256 + Int((low >> 8) & 0xFF)]
                 ^ table[5 * 256 + Int((low >> 16) & 0xFF)]
                 ^ table[4 * 256 + Int(low >> 24)]

@@ -63,21 +63,33 @@ extension Journal {
         for segment in segments {
             if segment.number != expected { recovery.gapDetected = true }
             expected = segment.number + 1
-            let bytes = try readWholeFile(segment.path, syscalls: syscalls)
+            let buffer = try readWholeFile(segment.path, syscalls: syscalls)
             recovery.segmentCount += 1
-            recovery.bytesRead += bytes.count
-            bytes.withUnsafeBytes { scan($0, into: &recovery) }
+            recovery.bytesRead += buffer.count
+            scan(buffer, into: &recovery)
         }
         recovery.droppedOlderEntries = first.number > 1 || recovery.gapDetected
         return recovery
     }
 
     /// Appends the valid frames of one segment to `recovery`.
-    static func scan(_ buffer: UnsafeRawBufferPointer, into recovery: inout Recovery) {
+    ///
+    /// Entries larger than a few cache lines are not copied: each `Data` points into the
+    /// segment's buffer and keeps it alive, which spares recovery a second pass over memory
+    /// (copying every entry cost more than validating it).
+    static func scan(_ segment: SegmentBuffer, into recovery: inout Recovery) {
+        let buffer = UnsafeRawBufferPointer(start: segment.base, count: segment.count)
         guard let base = buffer.baseAddress else { return }
         var offset = 0
         while let frame = Framing.decode(buffer, at: offset, allowHeader: offset == 0) {
-            let payload = Data(bytes: base + frame.payloadOffset, count: frame.payloadCount)
+            let payload: Data
+            if frame.payloadCount <= SegmentBuffer.copyThreshold {
+                payload = Data(bytes: base + frame.payloadOffset, count: frame.payloadCount)
+            } else {
+                payload = Data(
+                    bytesNoCopy: UnsafeMutableRawPointer(mutating: base + frame.payloadOffset),
+                    count: frame.payloadCount, deallocator: .custom { _, _ in withExtendedLifetime(segment) {} })
+            }
             switch frame.kind {
             case .entry: recovery.entries.append(payload)
             case .segmentHeader: recovery.headers.append(payload)
@@ -92,11 +104,11 @@ extension Journal {
     }
 
     /// The whole file in one buffer: recovery validates from memory, not through small reads.
-    static func readWholeFile(_ path: String, syscalls: Syscalls) throws(JournalError) -> [UInt8] {
+    static func readWholeFile(_ path: String, syscalls: Syscalls) throws(JournalError) -> SegmentBuffer {
         let descriptor: Int32
         switch syscalls.open(path, flags: O_RDONLY | O_CLOEXEC) {
         case .success(let opened): descriptor = opened
-        case .failure(let failure) where failure.errno == ENOENT: return []
+        case .failure(let failure) where failure.errno == ENOENT: return SegmentBuffer(capacity: 0)
         case .failure(let failure): throw JournalError.segment(path, errno: failure.errno, action: "open")
         }
         defer { syscalls.close(descriptor) }
@@ -105,24 +117,32 @@ extension Journal {
         case .success(let value): size = value
         case .failure(let failure): throw JournalError.segment(path, errno: failure.errno, action: "read")
         }
-        var failure: SyscallError?
-        // One spare byte detects a file that grew since fstat; the loop then stops at `size`.
-        let bytes = [UInt8](unsafeUninitializedCapacity: max(size, 1)) { buffer, initialized in
-            var filled = 0
-            while filled < size {
-                let rest = UnsafeMutableRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(buffer)[filled..<size])
-                switch syscalls.read(descriptor, into: rest) {
-                case .success(0): initialized = filled; return
-                case .success(let count): filled += count
-                case .failure(let error):
-                    failure = error
-                    initialized = filled
-                    return
-                }
+        let buffer = SegmentBuffer(capacity: size)
+        // A file that shrank since fstat ends the loop early; one that grew is read up to `size`.
+        while buffer.count < size {
+            let rest = UnsafeMutableRawBufferPointer(start: buffer.base + buffer.count, count: size - buffer.count)
+            switch syscalls.read(descriptor, into: rest) {
+            case .success(0): return buffer
+            case .success(let count): buffer.count += count
+            case .failure(let failure): throw JournalError.segment(path, errno: failure.errno, action: "read")
             }
-            initialized = filled
         }
-        if let failure { throw JournalError.segment(path, errno: failure.errno, action: "read") }
-        return bytes
+        return buffer
     }
+}
+
+/// One segment file's bytes, shared by the entries recovery returns from it.
+final class SegmentBuffer: @unchecked Sendable {
+    /// Entries up to this size are copied: a copy is cheaper than sharing the buffer.
+    static let copyThreshold = 256
+
+    let base: UnsafeMutableRawPointer
+    /// Bytes filled. Written only while the file is read, before the buffer is shared.
+    var count = 0
+
+    init(capacity: Int) {
+        base = UnsafeMutableRawPointer.allocate(byteCount: max(capacity, 1), alignment: 16)
+    }
+
+    deinit { base.deallocate() }
 }

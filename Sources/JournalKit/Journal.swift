@@ -1,4 +1,4 @@
-// The journal's writer: one lock, one writev(2) per entry on an O_APPEND descriptor, rotation
+// The journal's writer: one lock, one write(2) per entry on an O_APPEND descriptor, rotation
 // at half the byte budget, dropped segments unlinked off the append path.
 import Foundation
 import Glibc
@@ -31,8 +31,15 @@ public final class Journal: Sendable {
 
     let directoryPath: String
     let syscalls: Syscalls
+    /// Copies of configuration values the append path reads, so it never touches the header `Data`.
+    private let segmentLimit: Int
+    private let maxEntrySize: Int
+    private let syncsEachAppend: Bool
+    /// Where small frames are assembled for a single `write(2)`; used only under the append lock.
+    nonisolated(unsafe) private let scratch: UnsafeMutableRawBufferPointer
     private let state: Mutex<AppendState>
     private let reaper: SegmentReaper
+    private let preparer: SegmentPreparer
     /// The directory, open for `fsync` after a segment is created (`.fsync` only; else -1).
     private let directoryDescriptor: Int32
 
@@ -54,6 +61,15 @@ public final class Journal: Sendable {
         var segmentBytes = 0
         var poisoned = false
         var closed = false
+        /// The next segment was handed to the preparer (once the current one is half full, so
+        /// its creation does not coincide with the rotating append's write or the drop's unlink).
+        var nextRequested = false
+        /// Segments dropped by the last rotation, handed to the reaper once the rotating
+        /// append's own write is done, so the unlink never races that write for the disk.
+        var droppedSegments: [SegmentReaper.DroppedFile] = []
+        /// The segment rotation left, kept open until the next preparation request carries it to
+        /// the background queue: closing a written file costs the closer tens of microseconds.
+        var retiredSegment: SegmentFile?
         /// Live segments before the current one, oldest first.
         var olderSegments: [OlderSegment] = []
         var nextNumber: UInt64
@@ -93,12 +109,19 @@ public final class Journal: Sendable {
         self.directoryPath = path
         self.syscalls = syscalls
         self.directoryDescriptor = directoryDescriptor
-        self.reaper = SegmentReaper(syscalls: syscalls)
+        self.segmentLimit = configuration.segmentLimit
+        self.maxEntrySize = configuration.maxEntrySize
+        self.syncsEachAppend = configuration.durability == .fsync
+        self.scratch = .allocate(byteCount: 4096, alignment: 16)
+        let background = DispatchQueue(label: "JournalKit.segments")
+        self.reaper = SegmentReaper(syscalls: syscalls, queue: background)
+        self.preparer = SegmentPreparer(directoryPath: path, syscalls: syscalls, queue: background)
         self.state = Mutex(initial)
         try state.withLock { state throws(JournalError) in try startSegment(&state) }
     }
 
     deinit {
+        scratch.deallocate()
         if directoryDescriptor >= 0 { syscalls.close(directoryDescriptor) }
     }
 
@@ -122,10 +145,10 @@ public final class Journal: Sendable {
     /// - Parameter bytes: The entry's bytes; not retained after the call.
     /// - Throws: ``JournalError``, as ``append(_:)-(Data)`` does.
     public func append(_ bytes: UnsafeRawBufferPointer) throws(JournalError) {
-        guard bytes.count > 0, bytes.count <= configuration.maxEntrySize else {
+        guard bytes.count > 0, bytes.count <= maxEntrySize else {
             throw JournalError(
                 code: .invalidEntry,
-                message: "an entry must hold 1 to \(configuration.maxEntrySize) bytes, not \(bytes.count); "
+                message: "an entry must hold 1 to \(maxEntrySize) bytes, not \(bytes.count); "
                     + "split it or raise byteBudget",
                 path: directoryPath)
         }
@@ -137,16 +160,23 @@ public final class Journal: Sendable {
     }
 
     /// Closes the journal: later appends throw `.closed`; pending segment deletions are retried
-    /// once more and waited for. Idempotent.
+    /// once more and waited for. Idempotent: each further call retries deletions that failed.
     public func close() {
         // The descriptor closes when the last reference goes, outside the lock.
-        let file = state.withLock { state -> SegmentFile? in
+        let (file, firstUnused, dropped) = state.withLock {
+            state -> (SegmentFile?, UInt64, [SegmentReaper.DroppedFile]) in
             state.closed = true
             let file = state.segment
+            let dropped = state.droppedSegments
             state.segment = nil
-            return file
+            state.retiredSegment = nil
+            state.droppedSegments = []
+            return (file, state.nextNumber, dropped)
         }
         _ = file
+        preparer.discard(firstUnused: firstUnused)
+        // Segments dropped when this journal was opened, if it never appended.
+        if !dropped.isEmpty { reaper.drop(dropped) }
         reaper.flush()
     }
 
@@ -174,7 +204,7 @@ public final class Journal: Sendable {
                 code: .closed, message: "the journal was closed; open a new Journal to append", path: directoryPath)
         }
         let frameSize = Framing.headerSize + payload.count
-        if state.poisoned || state.segment == nil || state.segmentBytes + frameSize > configuration.segmentLimit {
+        if state.poisoned || state.segment == nil || state.segmentBytes + frameSize > segmentLimit {
             try startSegment(&state)
         }
         guard let file = state.segment else { return nil }
@@ -183,17 +213,26 @@ public final class Journal: Sendable {
         state.statistics.appendedEntries &+= 1
         state.statistics.appendedBytes &+= frameSize
         file.markWritten(state.sequence)
-        return configuration.durability == .fsync ? PendingSync(file: file, sequence: state.sequence) : nil
+        if !state.droppedSegments.isEmpty {
+            reaper.drop(state.droppedSegments)
+            state.droppedSegments.removeAll()
+        }
+        if !state.nextRequested && state.segmentBytes >= segmentLimit / 2 {
+            state.nextRequested = true
+            preparer.prepare(state.nextNumber, releasing: state.retiredSegment)
+            state.retiredSegment = nil
+        }
+        return syncsEachAppend ? PendingSync(file: file, sequence: state.sequence) : nil
     }
 
-    /// One writev(2) of a whole frame; any failure poisons the segment and is returned.
+    /// One write(2) or writev(2) of a whole frame; any failure poisons the segment and is returned.
     @inline(__always)
     private func write(
         _ file: SegmentFile, header: UInt64, payload: UnsafeRawBufferPointer, state: inout AppendState
     ) -> JournalError? {
         let expected = Framing.headerSize + payload.count
         let outcome = withUnsafeBytes(of: header) { header in
-            syscalls.writeFrame(file.descriptor, header: header, payload: payload)
+            syscalls.writeFrame(file.descriptor, header: header, payload: payload, scratch: scratch)
         }
         switch outcome {
         case .success(let written) where written == expected:
@@ -219,14 +258,20 @@ public final class Journal: Sendable {
         let number = state.nextNumber
         let path = SegmentDirectory.path(in: directoryPath, number: number)
         let descriptor: Int32
-        switch syscalls.open(path, flags: O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC) {
-        case .success(let opened): descriptor = opened
-        case .failure(let failure): throw JournalError.segment(path, errno: failure.errno, action: "create")
+        if let prepared = preparer.take(number) {
+            descriptor = prepared.descriptor
+        } else {
+            switch Self.createSegment(path, syscalls: syscalls) {
+            case .success(let opened): descriptor = opened
+            case .failure(let failure): throw JournalError.segment(path, errno: failure.errno, action: "create")
+            }
         }
         state.nextNumber = number + 1
+        preparer.noteStarted(number)
         if let previous = state.segment {
             state.olderSegments.append(
                 OlderSegment(number: previous.number, path: previous.path, bytes: state.segmentBytes))
+            state.retiredSegment = previous
         }
         let file = SegmentFile(
             number: number, descriptor: descriptor, path: path, syscalls: syscalls,
@@ -235,6 +280,7 @@ public final class Journal: Sendable {
         state.segmentBytes = 0
         state.poisoned = false
         state.statistics.segmentsCreated += 1
+        state.nextRequested = false
         dropOldest(&state)
         if let segmentHeader = configuration.segmentHeader {
             // Data.withUnsafeBytes rethrows untyped errors, so the failure is carried out as a value.
@@ -243,6 +289,18 @@ public final class Journal: Sendable {
             }
             if let failure { throw failure }
         }
+    }
+
+    /// Flags of every segment descriptor: appends only, never inherited by child processes.
+    static let segmentFlags = O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC
+
+    /// Creates a segment file; when the preparer created it a moment ago (it is still empty),
+    /// opens that file instead.
+    private static func createSegment(_ path: String, syscalls: Syscalls) -> Result<Int32, SyscallError> {
+        let created = syscalls.open(path, flags: segmentFlags | O_EXCL)
+        guard case .failure(let failure) = created, failure.errno == EEXIST, SegmentDirectory.fileSize(path) == 0
+        else { return created }
+        return syscalls.open(path, flags: segmentFlags)
     }
 
     /// Hands the oldest segments to the reaper until the older ones fit the budget beside a
@@ -258,7 +316,7 @@ public final class Journal: Sendable {
         }
         guard !dropped.isEmpty else { return }
         state.statistics.segmentsDropped += dropped.count
-        reaper.drop(dropped)
+        state.droppedSegments += dropped
     }
 
     /// Makes the entry with `sequence` durable without holding the append lock.

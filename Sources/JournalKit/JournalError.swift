@@ -39,6 +39,7 @@ public struct JournalError: Error, Sendable, Equatable, CustomStringConvertible 
         /// The journal was closed.
         public static let closed = Code("closed")
 
+        /// The identifier, e.g. `shortWrite`.
         public var description: String { rawValue }
     }
 
@@ -65,6 +66,7 @@ public struct JournalError: Error, Sendable, Equatable, CustomStringConvertible 
         self.path = path
     }
 
+    /// The code, the message, the `errno` with its meaning, and the path, on one line.
     public var description: String {
         var text = "JournalError.\(code): \(message)"
         if let errno {

@@ -32,12 +32,13 @@ final class SegmentReaper: Sendable {
     }
 
     private let state = Mutex(State())
-    private let queue = DispatchQueue(label: "JournalKit.SegmentReaper")
+    private let queue: DispatchQueue
     private let syscalls: Syscalls
     private let retryDelayMs: Int
 
-    init(syscalls: Syscalls, retryDelayMs: Int = 1000) {
+    init(syscalls: Syscalls, queue: DispatchQueue, retryDelayMs: Int = 1000) {
         self.syscalls = syscalls
+        self.queue = queue
         self.retryDelayMs = retryDelayMs
     }
 
@@ -50,29 +51,38 @@ final class SegmentReaper: Sendable {
         }
     }
 
-    /// Queues segment files for deletion; returns at once.
+    /// How long a drop waits before its unlink starts. Measured here (rotation every 250 µs in
+    /// the benchmark): an immediate unlink landed on the rotating append, which then waited on
+    /// the directory (create and unlink both lock it): 20–74 µs median; deferred and one file
+    /// per pass, the rotating append costs 8–12 µs median.
+    private let drainDelayMs = 20
+
+    /// Queues segment files for deletion; returns at once, and the unlink starts a little later.
     func drop(_ files: [DroppedFile]) {
         let schedule = state.withLock { state -> Bool in
             state.pending.append(contentsOf: files)
             defer { state.drainScheduled = true }
             return !state.drainScheduled
         }
-        if schedule { queue.async { self.drain() } }
+        if schedule { queue.asyncAfter(deadline: .now() + .milliseconds(drainDelayMs)) { self.drain(limit: 1) } }
     }
 
     /// Retries pending deletions now and waits for them (used by `close()`).
     func flush() {
-        queue.sync { drain() }
+        queue.sync { drain(limit: Int.max) }
     }
 
-    private func drain() {
+    /// Deletes up to `limit` pending files in order. Background passes delete one file and
+    /// queue the next pass behind whatever else is waiting (segment preparation), so a batch of
+    /// deletions never holds up the file the next rotation needs.
+    private func drain(limit: Int) {
         let batch = state.withLock { state -> [DroppedFile] in
             state.drainScheduled = false
             return state.pending
         }
         var freed = 0
         var failed = false
-        for file in batch {
+        for file in batch.prefix(limit) {
             switch syscalls.unlink(file.path) {
             case .success: freed += 1
             case .failure(let failure) where failure.errno == ENOENT: freed += 1
@@ -80,18 +90,21 @@ final class SegmentReaper: Sendable {
             }
             if failed { break }
         }
-        let retry = state.withLock { state -> Bool in
+        let (retry, more) = state.withLock { state -> (Bool, Bool) in
             state.pending.removeFirst(freed)
             state.counts.freed += freed
             if failed { state.counts.failedAttempts += 1 }
-            guard failed, !state.retryScheduled else { return false }
+            let more = !failed && !state.pending.isEmpty && !state.drainScheduled
+            if more { state.drainScheduled = true }
+            guard failed, !state.retryScheduled else { return (false, more) }
             state.retryScheduled = true
-            return true
+            return (true, more)
         }
+        if more { queue.async { self.drain(limit: 1) } }
         if retry {
             queue.asyncAfter(deadline: .now() + .milliseconds(retryDelayMs)) {
                 self.state.withLock { $0.retryScheduled = false }
-                self.drain()
+                self.drain(limit: 1)
             }
         }
     }

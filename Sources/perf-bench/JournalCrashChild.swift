@@ -116,8 +116,12 @@ enum JournalCrashChild {
             let lost = acknowledged.subtracting(recovered).count
             let corrupt = recovery.entries.count - recovered.count
             if lost > 0 || corrupt > 0 {
-                print("journal soak: kill \(kill + 1): lost \(lost) acknowledged entries, \(corrupt) corrupt (seed \(seed))")
-                print("kills: \(kill + 1)\nacknowledged: \(totalAcknowledged)\nlost: \(lost)\ntorn tails observed: \(torn)")
+                print(
+                    "journal soak: kill \(kill + 1): lost \(lost) acknowledged entries, \(corrupt) corrupt (seed \(seed))"
+                )
+                print(
+                    "kills: \(kill + 1)\nacknowledged: \(totalAcknowledged)\nlost: \(lost)\ntorn tails observed: \(torn)"
+                )
                 return 1
             }
             if (kill + 1) % 100 == 0 {

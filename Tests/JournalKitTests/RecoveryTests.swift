@@ -92,6 +92,25 @@ import Testing
         #expect(empty.entries.isEmpty && empty.headers.isEmpty && empty.tornTail)
     }
 
+    /// Large entries share their segment's buffer; they must outlive the recovery and index from 0.
+    @Test func recoveredEntriesOutliveTheRecoveryAndStartAtZero() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let journal = try Journal(directory: directory.url)
+        let small = makeEntry(1, size: 20)
+        let large = makeEntry(2, size: SegmentBuffer.copyThreshold + 500)
+        try journal.append(small)
+        try journal.append(large)
+        journal.close()
+        let entries = try Journal.recover(directory: directory.url).entries
+        let kept = entries[1]
+        let copies = (0..<100).map { _ in try? Journal.recover(directory: directory.url) }
+        #expect(copies.count == 100)
+        #expect(kept == large)
+        #expect(kept.startIndex == 0 && entries[0].startIndex == 0)
+        #expect(kept[0] == large[0] && kept[kept.count - 1] == large[large.count - 1])
+    }
+
     @Test func missingDirectoryIsAnEmptyJournal() throws {
         let directory = TemporaryDirectory()
         let recovery = try Journal.recover(directory: directory.url.appendingPathComponent("never/created"))

@@ -46,7 +46,8 @@ import Testing
             }
             if !lost.isEmpty { return }
         }
-        print("SIGKILL test (\(threads) writer threads): 25 kills, \(acknowledged.count) acknowledged, 0 lost, "
-            + "\(tornTails) torn tails observed and dropped (seed \(seed))")
+        print(
+            "SIGKILL test (\(threads) writer threads): 25 kills, \(acknowledged.count) acknowledged, 0 lost, "
+                + "\(tornTails) torn tails observed and dropped (seed \(seed))")
     }
 }

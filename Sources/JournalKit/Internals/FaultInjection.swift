@@ -1,56 +1,56 @@
 // Debug-only fault injection for the syscall seam: tests force short writes, ENOSPC, EINTR
 // and failed unlinks on one journal without touching any other.
 #if DEBUG
-import Synchronization
+    import Synchronization
 
-/// A per-journal plan of syscall failures, consumed in order.
-///
-/// Faults are scoped to the ``Syscalls`` value that holds this object, so tests running in
-/// parallel never see each other's faults.
-final class FaultInjection: Sendable {
-    typealias Operation = SyscallOperation
+    /// A per-journal plan of syscall failures, consumed in order.
+    ///
+    /// Faults are scoped to the ``Syscalls`` value that holds this object, so tests running in
+    /// parallel never see each other's faults.
+    final class FaultInjection: Sendable {
+        typealias Operation = SyscallOperation
 
-    private struct Plan {
-        var errnos: [Operation: [Int32]] = [:]
-        var shortWrites: [Int] = []
-    }
+        private struct Plan {
+            var errnos: [Operation: [Int32]] = [:]
+            var shortWrites: [Int] = []
+        }
 
-    private let plan = Mutex(Plan())
-    /// Fast exit when nothing is planned, so the seam costs one load per syscall.
-    private let armed = Atomic<Bool>(false)
+        private let plan = Mutex(Plan())
+        /// Fast exit when nothing is planned, so the seam costs one load per syscall.
+        private let armed = Atomic<Bool>(false)
 
-    init() {}
+        init() {}
 
-    /// Makes the next calls of `operation` fail with `code`, once per element of `count`.
-    func fail(_ operation: Operation, errno code: Int32, times count: Int = 1) {
-        plan.withLock { $0.errnos[operation, default: []].append(contentsOf: repeatElement(code, count: count)) }
-        armed.store(true, ordering: .releasing)
-    }
+        /// Makes the next calls of `operation` fail with `code`, once per element of `count`.
+        func fail(_ operation: Operation, errno code: Int32, times count: Int = 1) {
+            plan.withLock { $0.errnos[operation, default: []].append(contentsOf: repeatElement(code, count: count)) }
+            armed.store(true, ordering: .releasing)
+        }
 
-    /// Makes the next frame write store only its first `keptBytes` bytes.
-    func shortWrite(keeping keptBytes: Int) {
-        plan.withLock { $0.shortWrites.append(keptBytes) }
-        armed.store(true, ordering: .releasing)
-    }
+        /// Makes the next frame write store only its first `keptBytes` bytes.
+        func shortWrite(keeping keptBytes: Int) {
+            plan.withLock { $0.shortWrites.append(keptBytes) }
+            armed.store(true, ordering: .releasing)
+        }
 
-    /// Faults planned but not yet triggered.
-    var pendingCount: Int {
-        plan.withLock { $0.shortWrites.count + $0.errnos.values.reduce(0) { $0 + $1.count } }
-    }
+        /// Faults planned but not yet triggered.
+        var pendingCount: Int {
+            plan.withLock { $0.shortWrites.count + $0.errnos.values.reduce(0) { $0 + $1.count } }
+        }
 
-    func takeErrno(for operation: Operation) -> Int32? {
-        guard armed.load(ordering: .acquiring) else { return nil }
-        return plan.withLock { plan -> Int32? in
-            guard var codes = plan.errnos[operation], !codes.isEmpty else { return nil }
-            let code = codes.removeFirst()
-            plan.errnos[operation] = codes
-            return code
+        func takeErrno(for operation: Operation) -> Int32? {
+            guard armed.load(ordering: .acquiring) else { return nil }
+            return plan.withLock { plan -> Int32? in
+                guard var codes = plan.errnos[operation], !codes.isEmpty else { return nil }
+                let code = codes.removeFirst()
+                plan.errnos[operation] = codes
+                return code
+            }
+        }
+
+        func takeShortWrite() -> Int? {
+            guard armed.load(ordering: .acquiring) else { return nil }
+            return plan.withLock { $0.shortWrites.isEmpty ? nil : $0.shortWrites.removeFirst() }
         }
     }
-
-    func takeShortWrite() -> Int? {
-        guard armed.load(ordering: .acquiring) else { return nil }
-        return plan.withLock { $0.shortWrites.isEmpty ? nil : $0.shortWrites.removeFirst() }
-    }
-}
 #endif
