@@ -57,6 +57,22 @@ struct EpisodeRecorder {
         }
     }
 
+    /// The threads to sample: those that answered recent pings first, then every other thread of
+    /// the process (bounded). A queue's next item may run on a worker that never served a ping,
+    /// and the thread that serves the late ping is the one that was blocked, so sampling them all
+    /// at detection and keeping the server's samples is the only way to be sure to hold its stack.
+    /// SIGPROF goes to each of them only while a hang is in progress, as a profiler's would.
+    private func candidates() -> [Int32] {
+        let own = perf_gettid()
+        var result = recentTids.filter { $0 != own }
+        for tid in ProcProbe.threadIDs(limit: Self.maximumCandidates) where result.count < Self.maximumCandidates {
+            if tid != own && !result.contains(tid) { result.append(tid) }
+        }
+        return result
+    }
+
+    private static let maximumCandidates = 64
+
     private mutating func resetSamples() {
         samplingEpisode = nil
         samples.removeAll()
@@ -71,7 +87,7 @@ struct EpisodeRecorder {
         let started = perf_monotonic_ns()
         var taken: UInt64 = 0
         var failed: UInt64 = 0
-        for tid in recentTids {
+        for tid in candidates() {
             switch StackSampler.sample(tid: tid) {
             case .success(let sample):
                 samples[tid, default: []].append(sample)
@@ -111,9 +127,12 @@ struct EpisodeRecorder {
 
     /// While a hang is in progress on a queue, the serving thread is not known yet: prefer the
     /// candidate stuck in code of the program rather than idle in the runtime.
+    /// Threads that served recent pings rank first (newest first), then the rest by tid.
     private func likelyBlockedThread(_ symbolicated: [Int32: [[Perf.HangWatchdog.Frame]]]) -> Int32? {
-        let ranked = symbolicated.sorted { $0.key < $1.key }
-        return ranked.first { StackAnalysis.stuckFrames($0.value).culprit != nil }?.key ?? ranked.first?.key
+        let recent = recentTids.reversed().filter { symbolicated[$0] != nil }
+        let others = symbolicated.keys.filter { !recentTids.contains($0) }.sorted()
+        let ranked = recent + others
+        return ranked.first { StackAnalysis.stuckFrames(symbolicated[$0] ?? []).culprit != nil } ?? ranked.first
     }
 
     private func quality(tid: Int32?, detection: HangDetection) -> Perf.HangWatchdog.StackQuality {

@@ -48,6 +48,20 @@ enum ProcProbe {
         return info
     }
 
+    /// The kernel thread ids of this process (`/proc/self/task`), at most `limit` of them.
+    static func threadIDs(limit: Int) -> [Int32] {
+        guard let directory = opendir("/proc/self/task") else { return [] }
+        defer { closedir(directory) }
+        var tids: [Int32] = []
+        while tids.count < limit, let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if let tid = Int32(name) { tids.append(tid) }
+        }
+        return tids
+    }
+
     /// CPU time the calling thread has used.
     static func threadCPUNanos() -> UInt64 {
         var spec = timespec()
