@@ -70,6 +70,26 @@ extension PerfGlobalStateTests {
             #expect(crashed.count == acknowledgedPerRun.count - 1, "seed \(seed)")
         }
 
+        @Test func aKillDuringAHangBecomesAFatalHangWithItsStack() throws {
+            let directory = try TemporaryDirectory("facade-fatal")
+            defer { directory.remove() }
+            let lines = try killChild(mode: "hang", directory: directory.url, after: 1)
+            #expect(lines == ["fatal"])
+            Perf.install(
+                Perf.Configuration(directory: directory.url, app: Perf.AppInfo(name: "next"), recording: .enabled),
+                environment: [:], clock: SystemClock(), report: { _ in })
+            Perf.shutdown()
+            let events = try Perf.LedgerReader(directory: directory.url).readAll().events
+            let fatal = events.filter { $0.kind == .hang && $0.fatal == true }
+            try #require(fatal.count == 1)
+            let hang = fatal[0]
+            #expect(hang.name == "child.feed")
+            #expect((hang.durationMs ?? 0) >= 1_000, "the last known duration is at least the 1 s marker")
+            #expect(hang.culprit?.contains("parseHugeFeed") == true, "\(hang)")
+            #expect(hang.stuckFrames?.contains { $0.contains("parseHugeFeed") } == true)
+            #expect(events.contains { $0.kind == .session && $0.name == "crashed" && $0.session == hang.session })
+        }
+
         @Test func nextInstallReportsTheCrashedSessionAndItsOrphanedSpan() throws {
             for round in 0..<3 {
                 let directory = try TemporaryDirectory("facade-orphan")

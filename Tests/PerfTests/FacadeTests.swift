@@ -197,6 +197,47 @@ extension PerfGlobalStateTests {
             #expect(messages.all.first?.contains("different configuration") == true)
         }
 
+        @Test func watchdogHangReachesTheLedgerWithItsCulprit() throws {
+            let queue = DispatchQueue(label: "facade.queue")
+            let (events, directory) = try withInstalled { _ in
+                var configuration = Perf.HangWatchdog.Configuration()
+                configuration.startupGrace = .zero
+                let watchdog = Perf.HangWatchdog(monitoring: .queue(queue), configuration: configuration)
+                watchdog.start()
+                // Bounds need an answered ping before the block: wait for the watchdog to have one.
+                let warm = DispatchTime.now() + .seconds(5)
+                while watchdog.statistics.pingsSent < 3 && DispatchTime.now() < warm {
+                    _ = DispatchSemaphore(value: 0).wait(timeout: .now() + .milliseconds(5))
+                }
+                let served = DispatchSemaphore(value: 0)
+                queue.async {
+                    _ = watchdogTestBlockForMilliseconds(400)
+                    served.signal()
+                }
+                served.wait()
+                // The episode ends with the first ping served after the block: wait for it.
+                let deadline = DispatchTime.now() + .seconds(5)
+                while Perf.hangHistograms()["facade.queue"] == nil && DispatchTime.now() < deadline {
+                    queue.sync {}
+                    _ = DispatchSemaphore(value: 0).wait(timeout: .now() + .milliseconds(10))
+                }
+                watchdog.stop()
+            }
+            defer { directory.remove() }
+            let hangs = events.filter { $0.kind == .hang }
+            try #require(hangs.count == 1, "\(events.map(\.kind))")
+            let hang = hangs[0]
+            #expect(hang.name == "facade.queue")
+            #expect(hang.fatal == false)
+            #expect(hang.suppressed == nil)
+            let lower = try #require(hang.lowerMs)
+            let upper = try #require(hang.upperMs)
+            #expect(lower <= 405 && upper >= 395)
+            #expect(hang.culprit?.contains("watchdogTestBlockForMilliseconds") == true, "\(hang)")
+            #expect(hang.stack?.isEmpty == false)
+            #expect(Perf.hangHistograms()["facade.queue"]?.count == 1)
+        }
+
         @Test func keyedSpansSupersedeAndReportUnmatchedEnds() throws {
             let (events, directory) = try withInstalled { _ in
                 Perf.begin(key: "conn-1", "facade.keyed", slowMs: nil)
