@@ -117,3 +117,26 @@ struct HostileURLGenerator {
         return text
     }
 }
+
+@Suite struct PrivacyFilterFastPathTests {
+    /// The allocation-free fast path may only accept what the full filter leaves unchanged.
+    @Test func plainRoutesAreExactlyWhatTheFullFilterKeeps() {
+        let seed = SeededRandom.makeSeed()
+        var random = SeededRandom(seed: seed)
+        let alphabet = Array("abcXYZ019/._-~?#:@% \\%2F".utf8)
+        var accepted = 0
+        for _ in 0..<20_000 {
+            let length = Int(random.next() % 40)
+            let bytes = (0..<length).map { _ in alphabet[Int(random.next() % UInt64(alphabet.count))] }
+            let text = String(decoding: bytes, as: UTF8.self)
+            if Perf.PrivacyFilter.isPlainRoute(text) {
+                accepted += 1
+                #expect(Perf.PrivacyFilter.filtered(text) == text, "seed \(seed): \(text)")
+            }
+        }
+        #expect(accepted > 100, "seed \(seed): the generator exercises the fast path")
+        #expect(Perf.PrivacyFilter.isPlainRoute("/v1/threads"))
+        #expect(!Perf.PrivacyFilter.isPlainRoute("//host/p"))
+        #expect(!Perf.PrivacyFilter.isPlainRoute(String(repeating: "a", count: 129)))
+    }
+}

@@ -34,6 +34,11 @@ extension Perf {
         /// Returns `detail` with anything that could identify a host, a user or a request's
         /// parameters removed, at most ``maximumBytes`` long.
         public static func sanitize(detail: String) -> String {
+            isPlainRoute(detail) ? detail : filtered(detail)
+        }
+
+        /// The full filter, which ``isPlainRoute(_:)`` lets plain routes skip.
+        static func filtered(_ detail: String) -> String {
             var bytes = Array(detail.utf8.prefix(maximumInputBytes))
             while let decoded = percentDecoded(bytes) { bytes = decoded }
             // Invisible controls separate words too: removed only at the end, they would glue a
@@ -52,6 +57,30 @@ extension Perf {
                 if output.count >= maximumBytes { break }
             }
             return truncatedAtScalarBoundary(String(decoding: output, as: UTF8.self))
+        }
+
+        /// A short route or label made only of letters, digits and `/ . _ - ~`, without `//`: what
+        /// most details are, and what the full filter would return unchanged. Checked without
+        /// allocating, so the common over-budget span does not pay for the full parse.
+        static func isPlainRoute(_ detail: String) -> Bool {
+            detail.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
+                guard bytes.count <= maximumBytes else { return false }
+                var previousWasSlash = false
+                for byte in bytes {
+                    switch byte {
+                    case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                        UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                        UInt8(ascii: "-"), UInt8(ascii: "~"):
+                        previousWasSlash = false
+                    case UInt8(ascii: "/"):
+                        if previousWasSlash { return false }
+                        previousWasSlash = true
+                    default:
+                        return false
+                    }
+                }
+                return true
+            } ?? false
         }
 
         /// C1 controls, line and paragraph separators and bidirectional overrides: invisible in a
