@@ -32,7 +32,7 @@ let package = Package(
         ),
         .testTarget(name: "JournalKitTests", dependencies: ["JournalKit", "CPerfShims", "CPerfAllocCounter"], swiftSettings: strict),
         .testTarget(name: "PerfCoreTests", dependencies: ["PerfCore", "JournalKit", "CPerfShims", "CPerfAllocCounter"], swiftSettings: strict),
-        .testTarget(name: "PerfTests", dependencies: ["Perf", "PerfCore", "CPerfShims", "CPerfAllocCounter"], swiftSettings: strict),
+        .testTarget(name: "PerfTests", dependencies: ["Perf", "PerfCore", "JournalKit", "CPerfShims", "CPerfAllocCounter"], swiftSettings: strict),
         .testTarget(name: "PerfReportCLITests", dependencies: ["PerfReportCLI"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
