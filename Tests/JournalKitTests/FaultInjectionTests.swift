@@ -5,6 +5,9 @@ import Testing
 
 @testable import JournalKit
 
+// The seam forces faults in debug builds only.
+#if DEBUG
+
 @Suite struct FaultInjectionTests {
     /// One interrupted entry costs one entry, not the rest of the session.
     @Test func shortWritePoisonsTheSegmentAndTheNextAppendStartsAFreshOne() throws {
@@ -146,3 +149,4 @@ import Testing
         #expect(!recovery.droppedOlderEntries && recovery.entries.first == makeEntry(0, size: 90))
     }
 }
+#endif

@@ -64,6 +64,7 @@ func makeEntry(_ index: Int, size: Int? = nil) -> Data {
     return data
 }
 
+#if DEBUG
 /// A journal whose syscalls fail as `faults` says.
 func journalWithFaults(
     at directory: TemporaryDirectory, configuration: Journal.Configuration = .init(byteBudget: 1 << 20)
@@ -73,3 +74,4 @@ func journalWithFaults(
     syscalls.faults = faults
     return (try Journal(directory: directory.url, configuration: configuration, syscalls: syscalls), faults)
 }
+#endif
