@@ -30,7 +30,7 @@ final class ThreadBarrier: @unchecked Sendable {
     @Test func moreThreadsThanStripesRecordExactly() {
         let seed = histogramTestSeed()
         let threads = 3 * AtomicHistogramEntry.stripeCount / 2
-        let perThread = 4_000
+        let perThread = 60_000
         let registry = HistogramRegistry()
         let barrier = ThreadBarrier(parties: threads)
         let stripes = Mutex<[Int: Int]>([:])
