@@ -89,12 +89,22 @@ struct AtomicHistogramEntry {
         }
     }
 
-    /// The merge of every stripe's snapshot; see `AtomicHistogramStripe.snapshot()` for what a
-    /// snapshot taken while threads record promises. Exact once every recording has returned.
+    /// The sum of every stripe; see `AtomicHistogramStripe.accumulate(into:)` for what a snapshot
+    /// taken while threads record promises. Exact once every recording has returned.
+    ///
+    /// Each stripe's totals are consistent with its buckets, so their combination is consistent
+    /// with the summed buckets: min and max lie in the outermost non-empty buckets and the sum stays
+    /// between count × min and count × max.
     func snapshot() -> LatencyHistogram {
-        var merged = LatencyHistogram()
-        for stripe in stripes() { merged.merge(stripe.snapshot()) }
-        return merged
+        var counts = [UInt64](repeating: 0, count: HistogramLayout.bucketCount)
+        var merged: AtomicHistogramStripe.Totals?
+        for stripe in stripes() {
+            guard let totals = stripe.accumulate(into: &counts) else { continue }
+            merged = merged.map { $0.combined(with: totals) } ?? totals
+        }
+        guard let merged else { return LatencyHistogram() }
+        return LatencyHistogram(
+            bucketCounts: counts, sumNanos: merged.sumNanos, minNanos: merged.minNanos, maxNanos: merged.maxNanos)
     }
 
     /// Frees the stripes and the entry; only when no thread can record any more.

@@ -80,27 +80,43 @@ struct AtomicHistogramStripe {
         }
     }
 
-    /// A copy made of relaxed reads while its writers may be recording.
+    /// What one stripe adds to a snapshot, besides its bucket counts.
+    struct Totals {
+        var sumNanos: UInt64
+        var minNanos: UInt64
+        var maxNanos: UInt64
+
+        /// The totals of both stripes together.
+        func combined(with other: Totals) -> Totals {
+            Totals(
+                sumNanos: LatencyHistogram.saturatingAdd(sumNanos, other.sumNanos),
+                minNanos: min(minNanos, other.minNanos), maxNanos: max(maxNanos, other.maxNanos))
+        }
+    }
+
+    /// Adds the stripe's buckets to `counts` with relaxed reads while its writers may be recording,
+    /// and returns its totals; nil when the stripe is empty.
     ///
     /// Buckets are read first and the extremes last, the reverse of the order the record methods
     /// write them, so a value whose bucket is seen has usually updated min and max too. Because
-    /// relaxed reads promise no order, the copy is then made self-consistent: an extreme not yet
-    /// visible is replaced by the bound of the outermost non-empty bucket, and the sum is clamped to
-    /// what `count` values between min and max can add up to. Records still in flight may be
-    /// missing.
-    func snapshot() -> LatencyHistogram {
-        var counts = [UInt64](repeating: 0, count: HistogramLayout.bucketCount)
+    /// relaxed reads promise no order, the totals are then made consistent with the buckets read:
+    /// an extreme not yet visible is replaced by the bound of the outermost non-empty bucket, and
+    /// the sum is clamped to what `count` values between min and max can add up to. Records still
+    /// in flight may be missing. Adding into one array, rather than copying each stripe, keeps a
+    /// snapshot of many stripes to one allocation.
+    func accumulate(into counts: inout [UInt64]) -> Totals? {
+        var count: UInt64 = 0
         var first = -1
         var last = -1
         for index in counts.indices {
-            counts[index] = perf_atomic_load_u64(words + Self.firstBucketWord + index)
-            if counts[index] != 0 {
-                if first < 0 { first = index }
-                last = index
-            }
+            let bucket = perf_atomic_load_u64(words + Self.firstBucketWord + index)
+            guard bucket != 0 else { continue }
+            counts[index] &+= bucket
+            count &+= bucket
+            if first < 0 { first = index }
+            last = index
         }
-        guard first >= 0 else { return LatencyHistogram() }
-        let count = counts.reduce(0 as UInt64) { $0 &+ $1 }
+        guard first >= 0 else { return nil }
         var minimum = perf_atomic_load_u64(words + Self.minWord)
         var maximum = perf_atomic_load_u64(words + Self.maxWord)
         if HistogramLayout.index(ofNanos: minimum) != first { minimum = HistogramLayout.lowerBound(ofIndex: first) }
@@ -110,7 +126,7 @@ struct AtomicHistogramStripe {
         var sum = perf_atomic_load_u64(words + Self.sumWord)
         if lowOverflow { sum = .max } else if sum < lowest { sum = lowest }
         if !highOverflow && sum > highest { sum = highest }
-        return LatencyHistogram(bucketCounts: counts, sumNanos: sum, minNanos: minimum, maxNanos: maximum)
+        return Totals(sumNanos: sum, minNanos: minimum, maxNanos: maximum)
     }
 
     func deallocate() {
