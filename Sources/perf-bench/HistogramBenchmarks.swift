@@ -1,5 +1,6 @@
 // Histogram costs beside their physical baseline: the registry's hot record (inside every span
-// end) against one CLOCK_MONOTONIC read, plus the local value type and quantile extraction.
+// end) against one CLOCK_MONOTONIC read, on an owned and on a shared thread stripe, plus the local
+// value type and quantile extraction.
 import CPerfShims
 import Foundation
 import PerfCore
@@ -59,14 +60,14 @@ enum HistogramBenchmarks {
                 for index in 0..<count { registry.record("bench.histogram.shared", nanos: spread(index)) }
             }
         }
-        let shared = perThread.map(\.median).reduce(0, +) / Double(perThread.count)
+        let sameName = perThread.map(\.median).reduce(0, +) / Double(perThread.count)
         context.add(
             BenchRow(
                 group: "histogram", name: "registry record, 2 threads, same name", unit: "ns/op",
-                median: shared, p99: perThread.map(\.p99).max(),
+                median: sameName, p99: perThread.map(\.p99).max(),
                 baseline: "clock read (baseline)", baselineMedian: clock.median,
-                ratio: shared / clock.median,
-                note: "mean of the two threads' medians; both tick the same counters (cache-line ping-pong)"))
+                ratio: sameName / clock.median,
+                note: "mean of the two threads' medians; same name, but each thread ticks its own stripe"))
 
         let ownNames = Bench.concurrently(threads: 2) { thread in
             Bench.perOp(batches: batches, iterations: iterations) { count in
@@ -87,6 +88,28 @@ enum HistogramBenchmarks {
                 baseline: "clock read (baseline)", baselineMedian: clock.median,
                 ratio: separate / clock.median,
                 note: "mean of the two threads' medians; each name's counters are separate allocations"))
+
+        let secondThreadAllocations = Bench.concurrently(threads: 1) { _ in
+            registry.record("bench.histogram", nanos: 1_000)  // allocates this thread's stripe of the name
+            return Bench.allocations {
+                for index in 0..<recordsPerProbe { registry.record("bench.histogram", nanos: spread(index)) }
+            }
+        }[0]
+        let secondThreadPerOp = Double(secondThreadAllocations) / Double(recordsPerProbe)
+        context.add(
+            BenchRow(
+                group: "histogram", name: "registry record allocations, second thread", unit: "allocs/op",
+                median: secondThreadPerOp, target: "0", pass: secondThreadAllocations == 0,
+                allocationsPerOp: secondThreadPerOp,
+                note: "\(recordsPerProbe) records on a new thread after its first record of the name"))
+
+        let shared = sharedStripeRecord(batches: batches, iterations: iterations)
+        context.add(
+            BenchRow(
+                group: "histogram", name: "registry record, shared stripe", unit: "ns/op",
+                median: shared.median, p99: shared.p99, p999: shared.p999,
+                baseline: "clock read (baseline)", baselineMedian: clock.median, ratio: shared.median / clock.median,
+                note: "a thread started while \(PERF_EXCLUSIVE_STRIPES) others hold the exclusive stripes: atomic adds"))
 
         var local = LatencyHistogram()
         let value = Bench.perOp(batches: batches, iterations: iterations) { count in
@@ -118,6 +141,31 @@ enum HistogramBenchmarks {
             BenchRow(
                 group: "histogram", name: "registry snapshot (2 names)", unit: "ns/op",
                 median: snapshot.median, p99: snapshot.p99, note: "slow path: reports and diagnostics"))
+    }
+
+    /// The record of a thread that finds every exclusive stripe taken, so it shares a stripe and
+    /// updates it with atomic adds: the fallback cost past `PERF_EXCLUSIVE_STRIPES` living threads.
+    /// The holders record once, then block on a semaphore (no CPU) until the measurement is done.
+    /// Uses a registry of its own, so the snapshot row still reads only the stripes of the rows above.
+    static func sharedStripeRecord(batches: Int, iterations: Int) -> Distribution {
+        let registry = HistogramRegistry()
+        let holders = Int(PERF_EXCLUSIVE_STRIPES)
+        let holding = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let results = Bench.concurrently(threads: holders + 1) { thread -> Distribution? in
+            guard thread == holders else {
+                registry.record("bench.histogram.crowded", nanos: spread(thread))
+                holding.signal()
+                release.wait()
+                return nil
+            }
+            for _ in 0..<holders { holding.wait() }
+            defer { for _ in 0..<holders { release.signal() } }
+            return Bench.perOp(batches: batches, iterations: iterations) { count in
+                for index in 0..<count { registry.record("bench.histogram.crowded", nanos: spread(index)) }
+            }
+        }
+        return results.compactMap { $0 }[0]
     }
 
     /// Durations from 1 µs to about 4.2 ms, scattered so successive records hit different buckets.

@@ -56,6 +56,27 @@ int32_t perf_gettid(void);
 /// Sends a signal to one thread of this process.
 int perf_tgkill(int32_t tgid, int32_t tid, int sig);
 
+// Per-thread histogram stripes (HistogramRegistry). A thread takes a stripe index on its first
+// record and keeps it until it exits. Indices below PERF_EXCLUSIVE_STRIPES belong to one living
+// thread at a time, so that thread may update its stripe with plain (relaxed) loads and stores;
+// threads that find every exclusive index taken share the PERF_SHARED_STRIPES indices above them
+// round-robin and must use atomic read-modify-writes there.
+#define PERF_EXCLUSIVE_STRIPES 16
+#define PERF_SHARED_STRIPES 16
+
+/// This thread's stripe index plus one; 0 until the thread first asks for it.
+extern __thread uint32_t perf_stripe_index_plus_one;
+/// Slow path of `perf_thread_stripe`: claims a free exclusive index (acquiring whatever the
+/// previous owner wrote) or, when all are taken, a shared one; arranges the release at thread exit.
+uint32_t perf_thread_stripe_assign(void);
+
+/// The calling thread's stripe index in [0, PERF_EXCLUSIVE_STRIPES + PERF_SHARED_STRIPES).
+static inline uint32_t perf_thread_stripe(void) {
+    uint32_t plus_one = perf_stripe_index_plus_one;
+    if (__builtin_expect(plus_one == 0, 0)) return perf_thread_stripe_assign();
+    return plus_one - 1;
+}
+
 #ifdef __cplusplus
 }
 #endif

@@ -4,11 +4,13 @@ import Synchronization
 /// Latency histograms by span name, safe to record into from any thread.
 ///
 /// The hot path, ``record(_:nanos:)`` with a `StaticString`, takes no lock and allocates nothing
-/// once a name has been seen: the name's address finds its histogram in a fixed open-addressing
-/// table, and the update is two relaxed atomic adds (sum and bucket), plus a compare-and-swap only
-/// when the value is a new minimum or maximum. The first record of a name allocates its counters
-/// (16.5 KiB) once. Names only known at run time go through ``record(name:nanos:)``, a slower
-/// path behind a mutex.
+/// once the calling thread has recorded the name: the name's address finds its histogram in a fixed
+/// open-addressing table, and the histogram is striped by thread. Each of the first 16 threads
+/// alive at once owns a stripe and updates it with plain loads and stores (no `lock` prefix, no
+/// cache line shared with another writer); threads beyond those share 16 further stripes updated
+/// with relaxed atomic adds. A stripe's counters (16.9 KiB) are allocated the first time a thread
+/// mapped to it records the name, so a name costs one stripe per recording thread, at most 32.
+/// Names only known at run time go through ``record(name:nanos:)``, a slower path behind a mutex.
 ///
 /// The table holds ``capacity`` distinct static names; records of further names are dropped and
 /// counted in ``droppedRecordCount`` instead of growing memory on the hot path.
@@ -29,8 +31,8 @@ public final class HistogramRegistry: Sendable {
     /// Creates an empty registry.
     ///
     /// - Parameter capacity: How many distinct static names it can hold; rounded up to a power of
-    ///   two, at least 1 and at most 2^20. Memory for the table is 8 bytes a slot; a name's
-    ///   counters (16.5 KiB) are allocated when it is first recorded.
+    ///   two, at least 1 and at most 2^20. Memory for the table is 8 bytes a slot; a name costs
+    ///   320 bytes when first recorded, plus 16.9 KiB for each thread stripe that records it.
     public init(capacity: Int = 1024) {
         table = AtomicHistogramTable(capacity: capacity)
     }
@@ -47,7 +49,7 @@ public final class HistogramRegistry: Sendable {
 
     /// Hot path: ticks the histogram of a static name.
     ///
-    /// Lock-free and allocation-free after the name's first record.
+    /// Lock-free, and allocation-free after the calling thread's first record of the name.
     ///
     /// - Parameters:
     ///   - name: The span name. Its address is the key, so pass the literal itself.
@@ -80,8 +82,8 @@ public final class HistogramRegistry: Sendable {
 
     /// A copy of every histogram, by name.
     ///
-    /// Reads the counters with relaxed loads while other threads may keep recording, so a record
-    /// in flight may be missing or only partly seen; each histogram is nevertheless internally
+    /// Reads every thread stripe with relaxed loads while other threads may keep recording, so a
+    /// record in flight may be missing or only partly seen; each histogram is nevertheless internally
     /// consistent (its count is the sum of its buckets; min and max lie in its outermost buckets)
     /// and every record that finished before the call began is included.
     public func snapshot() -> [String: LatencyHistogram] {
