@@ -188,8 +188,8 @@ enum CrashPayload {
     }
 }
 
-/// SplitMix64: small and repeatable.
-struct SplitMix {
+/// SplitMix64: small and repeatable (the JournalKit tests use it as their seeded generator).
+struct SplitMix: RandomNumberGenerator {
     private var state: UInt64
 
     init(seed: UInt64) { state = seed }

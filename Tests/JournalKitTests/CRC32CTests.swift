@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import JournalKit
+@testable import perf_bench
 
 @Suite struct CRC32CTests {
     @Test func standardCheckValues() {
