@@ -160,12 +160,12 @@ struct LedgerDigest {
         hangTotalMs += duration
         hangMaxMs = max(hangMaxMs, duration)
         hangDurations.record(nanos: ReportLimits.nanos(ms: duration))
-        let culprit = event.culprit ?? "unknown"
+        let culprit = String((event.culprit ?? "unknown").prefix(ReportLimits.maximumNameLength))
         if culprits[culprit] != nil || culprits.count < 256 {
             var entry = culprits[culprit, default: Culprit()]
             entry.count += 1
             entry.maxMs = max(entry.maxMs, duration)
-            if entry.targets.count < 16 { entry.targets.insert(event.name) }
+            if entry.targets.count < 16 { entry.targets.insert(String(event.name.prefix(ReportLimits.maximumNameLength))) }
             culprits[culprit] = entry
         }
     }
@@ -177,8 +177,12 @@ enum ReportLimits {
     static let maximumLineBytes = 256 * 1024
     /// Payload files larger than this are skipped as invalid (a real one is tens of KiB).
     static let maximumPayloadBytes = 8 * 1024 * 1024
+    /// Culprits and hang targets are cut to this many characters.
+    static let maximumNameLength = 512
+    /// The report lists at most this many culprits and hang targets (the most frequent).
+    static let maximumListedHangEntries = 20
     /// Room kept free under the cap for `truncated`, the separators and the closing braces.
-    static let reserveBytes = 4096
+    static let reserveBytes = 1024
 
     static func nanos(ms: Double) -> UInt64 {
         guard ms.isFinite, ms > 0 else { return 0 }

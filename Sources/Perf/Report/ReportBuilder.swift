@@ -40,10 +40,10 @@ extension Perf {
         ///
         /// - Parameters:
         ///   - directory: A Perf data directory (or a copy of one).
-        ///   - capBytes: The report's size cap; default 2 MiB, at least 16 KiB.
+        ///   - capBytes: The report's size cap; default 2 MiB, at least 4 KiB.
         public init(directory: URL, capBytes: Int = 2 * 1024 * 1024) {
             self.directory = directory
-            self.capBytes = max(capBytes, 16 * 1024)
+            self.capBytes = max(capBytes, 4 * 1024)
         }
 
         /// Reads the directory and returns the report's bytes (ending in a newline).

@@ -39,21 +39,33 @@ enum ReportSections {
     /// Hangs from the ledger's hang lines (every hang writes one), culprits by count, and the
     /// per-target hang and hitch histograms of the snapshots.
     static func hangs(_ digest: LedgerDigest, targets: [String: LatencyHistogram]) -> ReportJSON {
-        let culprits = digest.culprits.sorted { lhs, rhs in
+        let culpritsByCount = digest.culprits.sorted { lhs, rhs in
             lhs.value.count != rhs.value.count ? lhs.value.count > rhs.value.count : lhs.key < rhs.key
-        }.map { culprit, entry -> ReportJSON in
-            .object([
-                "culprit": .string(culprit), "count": .int(Int64(entry.count)), "maxMs": .double(rounded(entry.maxMs)),
-                "targets": .array(entry.targets.sorted().map(ReportJSON.string)),
-            ])
         }
-        return .object([
+        var culprits: [ReportJSON] = []
+        for (culprit, entry) in culpritsByCount.prefix(ReportLimits.maximumListedHangEntries) {
+            culprits.append(
+                .object([
+                    "culprit": .string(culprit), "count": .int(Int64(entry.count)),
+                    "maxMs": .double(rounded(entry.maxMs)), "targets": .array(entry.targets.sorted().map(ReportJSON.string)),
+                ]))
+        }
+        let targetsByCount = targets.sorted { lhs, rhs in
+            lhs.value.count != rhs.value.count ? lhs.value.count > rhs.value.count : lhs.key < rhs.key
+        }
+        var listedTargets: [String: ReportJSON] = [:]
+        for (name, histogram) in targetsByCount.prefix(ReportLimits.maximumListedHangEntries) {
+            listedTargets[String(name.prefix(ReportLimits.maximumNameLength))] = .raw(Array(histogram.jsonString.utf8))
+        }
+        var members: [String: ReportJSON] = [
             "count": .int(Int64(digest.hangCount)), "fatal": .int(Int64(digest.fatalHangs)),
             "suppressed": .int(Int64(digest.suppressedHangs)), "totalMs": .double(rounded(digest.hangTotalMs)),
-            "maxMs": .double(rounded(digest.hangMaxMs)), "histogram": .raw(Array(digest.hangDurations.jsonString.utf8)),
-            "culprits": .array(culprits),
-            "targets": .object(targets.mapValues { .raw(Array($0.jsonString.utf8)) }),
-        ])
+            "maxMs": .double(rounded(digest.hangMaxMs)),
+        ]
+        members["histogram"] = .raw(Array(digest.hangDurations.jsonString.utf8))
+        members["culprits"] = .array(culprits)
+        members["targets"] = .object(listedTargets)
+        return .object(members)
     }
 
     /// Sessions newest first (by start, else first sighting), with their status.
