@@ -21,7 +21,8 @@ import Testing
         #expect(result.stderr.isEmpty)
         let written = try [UInt8](Data(contentsOf: URL(fileURLWithPath: output)))
         #expect(written == (try Perf.ReportBuilder(directory: CLIFixture.data).build()))
-        #expect(written == (try [UInt8](Data(contentsOf: CLIFixture.golden))))
+        let matchesGolden = written == (try [UInt8](Data(contentsOf: CLIFixture.golden)))
+        #expect(matchesGolden, "the CLI's report of the fixture is the committed golden report")
         // PERF_DIR stands in for --dir.
         let viaEnvironment = directory.appendingPathComponent("env.json").path
         #expect(run(["build", "-o", viaEnvironment], environment: ["PERF_DIR": CLIFixture.data.path]).status == 0)

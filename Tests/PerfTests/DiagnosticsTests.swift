@@ -54,6 +54,15 @@ import Testing
         #expect(throws: Perf.ReportError.self) { try Perf.DiagnosticSnapshot(jsonBytes: Array(snapshot.jsonBytes.dropLast(9))) }
     }
 
+    @Test func scannerDropsTheHistogramsAndKeepsEverythingElse() {
+        let text = #"{"a":{"x":[1,{"y":"}"}]},"spans":{"s":{"buckets":[[1,2]]}},"b":"q\"},{","c":-1.5e3,"hangs":{}}"#
+        let kept = PayloadScanner.object(Array(text.utf8), dropping: ["spans", "hangs"])
+        #expect(kept.map { String(decoding: $0, as: UTF8.self) } == #"{"a":{"x":[1,{"y":"}"}]},"b":"q\"},{","c":-1.5e3}"#)
+        for broken in [#"{"a":"#, #"{"a":[1,2}"#, "[1]", #"{"a":"unterminated}"#, ""] {
+            #expect(PayloadScanner.object(Array(broken.utf8), dropping: []) == nil, "\(broken)")
+        }
+    }
+
     @Test func theFolderKeepsTheNewest24AndIgnoresTemporaryFiles() throws {
         let directory = try TemporaryDirectory("diagnostics")
         defer { directory.remove() }

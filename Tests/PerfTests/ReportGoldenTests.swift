@@ -11,8 +11,9 @@ import Testing
             try Data(bytes).write(to: ReportFixture.golden)
         }
         let golden = try [UInt8](Data(contentsOf: ReportFixture.golden))
+        let identical = bytes == golden
         #expect(
-            bytes == golden,
+            identical,
             "report differs from \(ReportFixture.golden.path); if the change is intended, rerun with PERF_UPDATE_GOLDEN=1")
     }
 

@@ -67,9 +67,20 @@ extension Perf {
         /// - Throws: A message naming the problem: not JSON, another schema, a newer major
         ///   version, a missing or mistyped field, an invalid histogram.
         public init(jsonBytes: [UInt8]) throws(ReportError) {
+            try self.init(jsonBytes: jsonBytes, histograms: true)
+        }
+
+        /// Parses a payload; without `histograms`, `spans` and `hangs` are left empty and not
+        /// decoded (the costly part), for readers that only list process figures.
+        init(jsonBytes: [UInt8], histograms: Bool) throws(ReportError) {
             let payload: Payload
             do {
-                let header = try JSONDecoder().decode(Header.self, from: Data(jsonBytes))
+                // The members other than the histograms: small, so checking the header and reading
+                // the figures never costs a full parse.
+                guard let members = PayloadScanner.object(jsonBytes, dropping: ["spans", "hangs"]) else {
+                    throw ReportError(.invalidReport, path: "", "not a valid diagnostic payload")
+                }
+                let header = try JSONDecoder().decode(Header.self, from: Data(members))
                 guard header.schema == Self.schema else {
                     throw ReportError(.invalidReport, path: "", "not a diagnostic payload (schema \"\(header.schema)\")")
                 }
@@ -78,7 +89,14 @@ extension Perf {
                         .newerSchema, path: "",
                         "schemaVersion \(header.schemaVersion) is newer than this build reads (\(Self.schemaVersion))")
                 }
-                payload = try JSONDecoder().decode(Payload.self, from: Data(jsonBytes))
+                if histograms {
+                    payload = try JSONDecoder().decode(Payload.self, from: Data(jsonBytes))
+                } else {
+                    let light = try JSONDecoder().decode(LightPayload.self, from: Data(members))
+                    payload = Payload(
+                        session: light.session, takenAtMs: light.takenAtMs, reason: light.reason, app: light.app,
+                        host: light.host, process: light.process, spans: [:], hangs: [:])
+                }
             } catch let error as ReportError {
                 throw error
             } catch {
@@ -96,6 +114,16 @@ extension Perf {
         private struct Header: Decodable {
             var schema: String
             var schemaVersion: Int
+        }
+
+        /// A payload without its histograms.
+        private struct LightPayload: Decodable {
+            var session: String
+            var takenAtMs: Int64
+            var reason: String
+            var app: AppInfo
+            var host: HostDescription
+            var process: ProcessFigures
         }
 
         private struct Payload: Decodable {

@@ -12,6 +12,16 @@ struct LedgerDigest {
         var budgetMs: Double?
         var sites: Set<String> = []
         var durations = LatencyHistogram()
+
+        mutating func add(_ event: Perf.LedgerEvent) {
+            count += 1
+            if let budget = event.budgetMs { budgetMs = budget }
+            if let duration = event.durationMs {
+                if let budget = event.budgetMs, duration > budget { overBudget += 1 }
+                durations.record(nanos: ReportLimits.nanos(ms: duration))
+            }
+            if let site = event.site, sites.count < 64 { sites.insert(site) }
+        }
     }
 
     /// What the ledger says about one session.
@@ -138,15 +148,9 @@ struct LedgerDigest {
             omittedSpanNames += 1
             return
         }
-        var lines = spans[event.name, default: SpanLines()]
-        lines.count += 1
-        if let budget = event.budgetMs { lines.budgetMs = budget }
-        if let duration = event.durationMs {
-            if let budget = event.budgetMs, duration > budget { lines.overBudget += 1 }
-            lines.durations.record(nanos: ReportLimits.nanos(ms: duration))
-        }
-        if let site = event.site, lines.sites.count < 64 { lines.sites.insert(site) }
-        spans[event.name] = lines
+        // Mutated in place through the subscript: copying the histogram out and back per line
+        // would dominate the build time of a large ledger.
+        spans[event.name, default: SpanLines()].add(event)
     }
 
     private mutating func addHang(_ event: Perf.LedgerEvent) {

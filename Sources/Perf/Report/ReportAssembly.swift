@@ -9,6 +9,7 @@ struct PayloadSet {
     /// Payload names, newest first.
     let newestFirst: [String]
     private var parsed: [String: Perf.DiagnosticSnapshot?] = [:]
+    private var parsedLight: [String: Perf.DiagnosticSnapshot?] = [:]
     private(set) var invalid = 0
 
     init(folder: String, names: [String]) {
@@ -17,14 +18,17 @@ struct PayloadSet {
     }
 
     /// The snapshot in `name`, or `nil` when the file is unreadable, too large or not a payload.
-    mutating func snapshot(_ name: String) -> Perf.DiagnosticSnapshot? {
+    /// Without `histograms` its `spans` and `hangs` are empty (decoding them is most of the cost).
+    mutating func snapshot(_ name: String, histograms: Bool = true) -> Perf.DiagnosticSnapshot? {
         if let known = parsed[name] { return known }
+        if !histograms, let known = parsedLight[name] { return known }
         var snapshot: Perf.DiagnosticSnapshot?
         if case .success(let bytes) = ReportFile.read(folder + "/" + name, limit: ReportLimits.maximumPayloadBytes) {
-            snapshot = try? Perf.DiagnosticSnapshot(jsonBytes: bytes)
+            snapshot = try? Perf.DiagnosticSnapshot(jsonBytes: bytes, histograms: histograms)
         }
-        if snapshot == nil { invalid += 1 }
-        parsed[name] = snapshot
+        // A file is counted invalid once, whichever way it was first read.
+        if snapshot == nil, parsed[name] == nil, parsedLight[name] == nil { invalid += 1 }
+        if histograms { parsed[name] = snapshot } else { parsedLight[name] = snapshot }
         return snapshot
     }
 
@@ -112,7 +116,7 @@ struct ReportAssembly {
         func takeDiagnostics(upTo limit: Int) {
             while diagnosticIndex < min(limit, payloads.newestFirst.count) {
                 let name = payloads.newestFirst[diagnosticIndex]
-                guard let snapshot = payloads.snapshot(name) else {
+                guard let snapshot = payloads.snapshot(name, histograms: false) else {
                     diagnosticIndex += 1
                     continue
                 }

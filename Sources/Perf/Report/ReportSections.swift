@@ -100,7 +100,7 @@ enum ReportSections {
         .object([
             "file": .string(DiagnosticFiles.directoryName + "/" + file), "session": .string(snapshot.session),
             "takenAt": .string(LedgerTimestamp.string(ms: snapshot.takenAtMs)), "reason": .string(snapshot.reason),
-            "process": snapshot.process.json, "spanNames": .int(Int64(snapshot.spans.count)),
+            "process": snapshot.process.json,
         ])
     }
 
