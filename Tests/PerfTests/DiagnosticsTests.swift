@@ -54,12 +54,16 @@ import Testing
         #expect(throws: Perf.ReportError.self) { try Perf.DiagnosticSnapshot(jsonBytes: Array(snapshot.jsonBytes.dropLast(9))) }
     }
 
-    @Test func scannerDropsTheHistogramsAndKeepsEverythingElse() {
+    @Test func scannerFindsTopLevelMembersWithoutParsingThem() {
         let text = #"{"a":{"x":[1,{"y":"}"}]},"spans":{"s":{"buckets":[[1,2]]}},"b":"q\"},{","c":-1.5e3,"hangs":{}}"#
-        let kept = PayloadScanner.object(Array(text.utf8), dropping: ["spans", "hangs"])
-        #expect(kept.map { String(decoding: $0, as: UTF8.self) } == #"{"a":{"x":[1,{"y":"}"}]},"b":"q\"},{","c":-1.5e3}"#)
+        let bytes = Array(text.utf8)
+        let members = PayloadScanner.members(bytes) ?? []
+        #expect(members.map(\.key) == ["a", "spans", "b", "c", "hangs"])
+        #expect(members.map { String(decoding: bytes[$0.value], as: UTF8.self) } == [
+            #"{"x":[1,{"y":"}"}]}"#, #"{"s":{"buckets":[[1,2]]}}"#, #""q\"},{""#, "-1.5e3", "{}",
+        ])
         for broken in [#"{"a":"#, #"{"a":[1,2}"#, "[1]", #"{"a":"unterminated}"#, ""] {
-            #expect(PayloadScanner.object(Array(broken.utf8), dropping: []) == nil, "\(broken)")
+            #expect(PayloadScanner.members(Array(broken.utf8)) == nil, "\(broken)")
         }
     }
 

@@ -76,11 +76,24 @@ extension Perf {
             let payload: Payload
             do {
                 // The members other than the histograms: small, so checking the header and reading
-                // the figures never costs a full parse.
-                guard let members = PayloadScanner.object(jsonBytes, dropping: ["spans", "hangs"]) else {
+                // the figures never costs a full parse; the histogram maps have a decoder of their own.
+                guard let members = PayloadScanner.members(jsonBytes) else {
                     throw ReportError(.invalidReport, path: "", "not a valid diagnostic payload")
                 }
-                let header = try JSONDecoder().decode(Header.self, from: Data(members))
+                var small: [UInt8] = [UInt8(ascii: "{")]
+                var maps: [String: Range<Int>] = [:]
+                for member in members {
+                    if member.key == "spans" || member.key == "hangs" {
+                        maps[member.key] = member.value
+                        continue
+                    }
+                    if small.count > 1 { small.append(UInt8(ascii: ",")) }
+                    LedgerEncoder.appendQuoted(member.key, into: &small)
+                    small.append(UInt8(ascii: ":"))
+                    small.append(contentsOf: jsonBytes[member.value])
+                }
+                small.append(UInt8(ascii: "}"))
+                let header = try JSONDecoder().decode(Header.self, from: Data(small))
                 guard header.schema == Self.schema else {
                     throw ReportError(.invalidReport, path: "", "not a diagnostic payload (schema \"\(header.schema)\")")
                 }
@@ -89,14 +102,19 @@ extension Perf {
                         .newerSchema, path: "",
                         "schemaVersion \(header.schemaVersion) is newer than this build reads (\(Self.schemaVersion))")
                 }
+                let light = try JSONDecoder().decode(LightPayload.self, from: Data(small))
+                var spans: [String: Histogram] = [:]
+                var hangs: [String: Histogram] = [:]
                 if histograms {
-                    payload = try JSONDecoder().decode(Payload.self, from: Data(jsonBytes))
-                } else {
-                    let light = try JSONDecoder().decode(LightPayload.self, from: Data(members))
-                    payload = Payload(
-                        session: light.session, takenAtMs: light.takenAtMs, reason: light.reason, app: light.app,
-                        host: light.host, process: light.process, spans: [:], hangs: [:])
+                    guard let spanRange = maps["spans"], let hangRange = maps["hangs"] else {
+                        throw ReportError(.invalidReport, path: "", "a diagnostic payload without \"spans\" or \"hangs\"")
+                    }
+                    spans = try HistogramMapDecoder.decode(jsonBytes[spanRange])
+                    hangs = try HistogramMapDecoder.decode(jsonBytes[hangRange])
                 }
+                payload = Payload(
+                    session: light.session, takenAtMs: light.takenAtMs, reason: light.reason, app: light.app,
+                    host: light.host, process: light.process, spans: spans, hangs: hangs)
             } catch let error as ReportError {
                 throw error
             } catch {
@@ -126,7 +144,7 @@ extension Perf {
             var process: ProcessFigures
         }
 
-        private struct Payload: Decodable {
+        private struct Payload {
             var session: String
             var takenAtMs: Int64
             var reason: String

@@ -1,13 +1,13 @@
 // Finds the top-level members of a payload without parsing their values, so a reader that only
-// wants the process figures skips the histograms (most of a payload's bytes) at memcpy speed.
+// wants the process figures skips the histograms (most of a payload's bytes) at scanning speed.
+//
+// Only the structure is checked here (strings, escapes, brackets); each member is parsed by a
+// real decoder afterwards, which rejects anything else.
 
 enum PayloadScanner {
-    /// The top-level object with the members named in `dropping` removed, as compact JSON bytes,
-    /// or `nil` when the bytes are not one well-nested JSON object.
-    ///
-    /// Only the structure is checked here (strings, escapes, brackets); the result is parsed by
-    /// a real JSON decoder afterwards, which rejects anything else.
-    static func object(_ bytes: [UInt8], dropping: Set<String>) -> [UInt8]? {
+    /// The top-level members of a JSON object: each key (as written, escapes not decoded) and
+    /// the byte range of its value; `nil` when the bytes are not one well-nested object.
+    static func members(_ bytes: [UInt8]) -> [(key: String, value: Range<Int>)]? {
         var index = 0
         func skipSpace() {
             while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x0A || bytes[index] == 0x0D || bytes[index] == 0x09 {
@@ -53,7 +53,7 @@ enum PayloadScanner {
         skipSpace()
         guard index < bytes.count, bytes[index] == UInt8(ascii: "{") else { return nil }
         index += 1
-        var out: [UInt8] = [UInt8(ascii: "{")]
+        var found: [(key: String, value: Range<Int>)] = []
         while true {
             skipSpace()
             guard index < bytes.count else { return nil }
@@ -82,13 +82,8 @@ enum PayloadScanner {
             } else {
                 guard skipValue() else { return nil }
             }
-            if !dropping.contains(key) {
-                if out.count > 1 { out.append(UInt8(ascii: ",")) }
-                out.append(contentsOf: bytes[keyStart..<valueStart])
-                out.append(contentsOf: bytes[valueStart..<index])
-            }
+            found.append((key, valueStart..<index))
         }
-        out.append(UInt8(ascii: "}"))
-        return out
+        return found
     }
 }
