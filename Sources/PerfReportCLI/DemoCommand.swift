@@ -38,7 +38,7 @@ enum DemoCommand {
                 status: ExitCode.invalidInput)
         }
         progress("perf-report demo: recording into \(directory.path)")
-        let hangCaught = runWorkload(progress: progress)
+        let (hangCaught, notes) = runWorkload(progress: progress)
         do {
             try Perf.captureDiagnostics()
         } catch {
@@ -53,14 +53,19 @@ enum DemoCommand {
             return PerfReportCommand.invalidInput(error)
         }
         var text = summary.text
+        let noteLines = (try? Perf.LedgerReader(directory: directory).readAll().events)?
+            .filter { $0.kind == .note }.count ?? 0
+        text += "\nNOTES: \(notes) demo.socket.reconnect notes in a burst left \(noteLines) ledger line(s): "
+            + "the same-name floor (30 s) keeps a storm from flooding the ledger.\n"
         text += "\nData directory: \(directory.path)\nReport: \(output.path)\n"
         if !hangCaught { text += "(the watchdog did not report the injected hang in time on this machine)\n" }
         text += "Next: perf-report summary \(output.path) --format json\n"
         return CommandResult(stdout: text)
     }
 
-    /// Runs the workload; returns whether the watchdog reported the injected hang.
-    static func runWorkload(progress: (String) -> Void) -> Bool {
+    /// Runs the workload; returns whether the watchdog reported the injected hang, and how many
+    /// notes the storm sent.
+    static func runWorkload(progress: (String) -> Void) -> (hangCaught: Bool, notes: Int) {
         let feedQueue = DispatchQueue(label: "demo.feed")
         var configuration = Perf.HangWatchdog.Configuration()
         configuration.startupGrace = .milliseconds(100)
@@ -72,7 +77,8 @@ enum DemoCommand {
         progress("perf-report demo: fetching pages and rendering frames…")
         DemoWorkload.fetchPages()
         DemoWorkload.renderFrames()
-        progress("perf-report demo: a storm of \(DemoWorkload.reconnectStorm()) reconnect notes…")
+        let notes = DemoWorkload.reconnectStorm()
+        progress("perf-report demo: a storm of \(notes) reconnect notes…")
         // Let the watchdog's grace period pass before the hang, so it is measured, not excused.
         DemoWorkload.work(milliseconds: 200)
         progress("perf-report demo: parsing a huge feed on the demo.feed queue…")
@@ -88,6 +94,6 @@ enum DemoCommand {
         while watchdog.statistics.hangs == 0, DispatchTime.now() < deadline {
             _ = done.wait(timeout: .now() + .milliseconds(20))
         }
-        return watchdog.statistics.hangs > 0
+        return (watchdog.statistics.hangs > 0, notes)
     }
 }
