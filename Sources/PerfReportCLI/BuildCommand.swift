@@ -7,7 +7,9 @@ enum BuildCommand {
         name: "build", overview: "Build performance-report.json from a Perf data directory.",
         options: [
             .init(long: "dir", valueName: "dir", help: "The data directory (default: $PERF_DIR)."),
-            .init(short: "o", long: "output", valueName: "file", help: "Where to write (default: ./performance-report.json)."),
+            .init(
+                short: "o", long: "output", valueName: "file",
+                help: "Where to write (default: ./performance-report.json)."),
             .init(long: "cap", valueName: "bytes", help: "The report's size cap in bytes (default: 2097152)."),
         ],
         exitCodes: PerfReportCommand.buildExitCodes)

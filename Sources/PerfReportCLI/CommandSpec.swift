@@ -91,7 +91,8 @@ struct CommandSpec: Sendable {
                 flag = String(argument[..<equals])
                 inlineValue = String(argument[argument.index(after: equals)...])
             }
-            guard let option = options.first(where: { "--" + $0.long == flag || $0.short.map { "-" + $0 } == flag }) else {
+            guard let option = options.first(where: { "--" + $0.long == flag || $0.short.map { "-" + $0 } == flag })
+            else {
                 return .failure(UsageError("unknown option '\(flag)'"))
             }
             let value: String
@@ -114,7 +115,8 @@ struct CommandSpec: Sendable {
             return .failure(UsageError("unexpected argument '\(parsed.positionals[self.arguments.count])'"))
         }
         if parsed.positionals.count < self.arguments.count {
-            return .failure(UsageError("missing expected argument '<\(self.arguments[parsed.positionals.count].name)>'"))
+            return .failure(
+                UsageError("missing expected argument '<\(self.arguments[parsed.positionals.count].name)>'"))
         }
         return .success(parsed)
     }

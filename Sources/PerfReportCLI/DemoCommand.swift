@@ -9,7 +9,9 @@ enum DemoCommand {
         name: "demo", overview: "Run an instrumented sample workload, build its report and print the summary.",
         options: [
             .init(long: "dir", valueName: "dir", help: "The data directory (default: a new temporary one)."),
-            .init(short: "o", long: "output", valueName: "file", help: "Where to write (default: ./performance-report.json)."),
+            .init(
+                short: "o", long: "output", valueName: "file",
+                help: "Where to write (default: ./performance-report.json)."),
         ],
         exitCodes: PerfReportCommand.buildExitCodes)
 
@@ -53,9 +55,11 @@ enum DemoCommand {
             return PerfReportCommand.invalidInput(error)
         }
         var text = summary.text
-        let noteLines = (try? Perf.LedgerReader(directory: directory).readAll().events)?
+        let noteLines =
+            (try? Perf.LedgerReader(directory: directory).readAll().events)?
             .filter { $0.kind == .note }.count ?? 0
-        text += "\nNOTES: \(notes) demo.socket.reconnect notes in a burst left \(noteLines) ledger line(s): "
+        text +=
+            "\nNOTES: \(notes) demo.socket.reconnect notes in a burst left \(noteLines) ledger line(s): "
             + "the same-name floor (30 s) keeps a storm from flooding the ledger.\n"
         text += "\nData directory: \(directory.path)\nReport: \(output.path)\n"
         if !hangCaught { text += "(the watchdog did not report the injected hang in time on this machine)\n" }

@@ -78,7 +78,9 @@ public enum PerfReportCommand {
         case "-h", "--help", "help":
             return CommandResult(stdout: overview)
         case "build":
-            return execute(BuildCommand.spec, rest) { BuildCommand.run($0, environment: environment, progress: progress) }
+            return execute(BuildCommand.spec, rest) {
+                BuildCommand.run($0, environment: environment, progress: progress)
+            }
         case "summary":
             return execute(SummaryCommand.spec, rest, SummaryCommand.run)
         case "demo":
@@ -103,7 +105,8 @@ public enum PerfReportCommand {
 
     static func usageError(_ message: String, _ spec: CommandSpec) -> CommandResult {
         CommandResult(
-            stderr: "Error: \(message)\nUsage: \(spec.usage)\n  See 'perf-report \(spec.name) --help' for more information.\n",
+            stderr:
+                "Error: \(message)\nUsage: \(spec.usage)\n  See 'perf-report \(spec.name) --help' for more information.\n",
             status: ExitCode.usage)
     }
 

@@ -12,7 +12,8 @@ enum ReportBenchmarks {
         try defaultCap(context, directory: scratch + "/default-cap")
         var medians: [(megabytes: Int, ms: Double)] = []
         for megabytes in context.quick ? [1, 10] : [1, 10, 50] {
-            medians.append((megabytes, try sized(context, megabytes: megabytes, directory: scratch + "/\(megabytes)mb")))
+            medians.append(
+                (megabytes, try sized(context, megabytes: megabytes, directory: scratch + "/\(megabytes)mb")))
         }
         // Linear means a constant cost per extra megabyte: compare the marginal cost of the
         // 10 → 50 MB step with the 1 → 10 MB step (a fixed per-build cost cancels out).
@@ -33,7 +34,8 @@ enum ReportBenchmarks {
         context.add(
             BenchRow(
                 group: "report", name: "build, default-cap directory", unit: "ms", median: build.median, p99: build.p99,
-                baseline: "reading the same files", baselineMedian: read.median, ratio: build.median / max(read.median, 1e-9),
+                baseline: "reading the same files", baselineMedian: read.median,
+                ratio: build.median / max(read.median, 1e-9),
                 target: "≤ 100 ms", pass: build.median <= 100,
                 note: "512 KiB ledger + 512 KiB .prev + 24 payloads of 200 span histograms"))
     }

@@ -15,12 +15,14 @@ import Testing
         let report = directory.appendingPathComponent("performance-report.json")
         #expect(FileManager.default.fileExists(atPath: report.path))
 
-        let (summaryOut, _, summaryStatus) = try CLIFixture.runBinary(["summary", report.path, "--format", "json"], in: directory)
+        let (summaryOut, _, summaryStatus) = try CLIFixture.runBinary(
+            ["summary", report.path, "--format", "json"], in: directory)
         #expect(summaryStatus == 0)
         #expect(summaryOut.contains("\"schema\":\"perf-report-summary\""))
 
         // Building again from the demo's directory gives the demo's report, byte for byte.
-        let (_, buildErr, buildStatus) = try CLIFixture.runBinary(["build", "--dir", "data", "-o", "again.json"], in: directory)
+        let (_, buildErr, buildStatus) = try CLIFixture.runBinary(
+            ["build", "--dir", "data", "-o", "again.json"], in: directory)
         #expect(buildStatus == 0, "\(buildErr)")
         #expect(try Data(contentsOf: directory.appendingPathComponent("again.json")) == Data(contentsOf: report))
 

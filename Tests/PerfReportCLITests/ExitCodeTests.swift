@@ -51,12 +51,19 @@ import Testing
         let golden = try Data(contentsOf: CLIFixture.golden)
         try golden.prefix(golden.count / 3).write(to: truncated)
         let newer = directory.appendingPathComponent("newer.json")
-        try Data(String(decoding: golden, as: UTF8.self).replacingOccurrences(of: "\"schemaVersion\":1,", with: "\"schemaVersion\":7,").utf8)
-            .write(to: newer)
+        try Data(
+            String(decoding: golden, as: UTF8.self).replacingOccurrences(
+                of: "\"schemaVersion\":1,", with: "\"schemaVersion\":7,"
+            ).utf8
+        )
+        .write(to: newer)
         let notReport = directory.appendingPathComponent("x.json")
         try Data("{\"spans\":{}}".utf8).write(to: notReport)
         let cases: [([String], String)] = [
-            (["build", "--dir", directory.appendingPathComponent("missing").path, "-o", "/dev/null"], "no such directory"),
+            (
+                ["build", "--dir", directory.appendingPathComponent("missing").path, "-o", "/dev/null"],
+                "no such directory"
+            ),
             (["build", "--dir", empty.path, "-o", "/dev/null"], "no perf-events.jsonl and no diagnostic payloads"),
             (["build", "--dir", garbage.path, "-o", "/dev/null"], "not a Perf ledger"),
             (["summary", truncated.path], "not valid JSON (truncated or corrupt)"),
@@ -74,7 +81,8 @@ import Testing
         }
         #expect(
             run(["summary", notReport.path]).stderr
-                == "perf-report: cannot read report '\(notReport.path)': not a performance report (missing \"schema\")\n")
+                == "perf-report: cannot read report '\(notReport.path)': not a performance report (missing \"schema\")\n"
+        )
     }
 
     @Test func mutatedReportsGiveZeroOrThreeNeverACrash() throws {
@@ -95,7 +103,11 @@ import Testing
             var bytes = golden
             for _ in 0...(next() % 4) {
                 let index = next() % bytes.count
-                if next() % 2 == 0 { bytes[index] = UInt8(truncatingIfNeeded: next()) } else { bytes.removeSubrange(index...) }
+                if next() % 2 == 0 {
+                    bytes[index] = UInt8(truncatingIfNeeded: next())
+                } else {
+                    bytes.removeSubrange(index...)
+                }
                 if bytes.isEmpty { break }
             }
             try Data(bytes).write(to: file)

@@ -45,13 +45,16 @@ import Testing
         process.rssBytes = 1
         process.pressureTotalUs = ["cpu.some": 9]
         let snapshot = Perf.DiagnosticSnapshot(
-            session: "s1", takenAtMs: 1_796_216_400_123, reason: "on-demand", app: Perf.AppInfo(name: "a", version: "1"),
+            session: "s1", takenAtMs: 1_796_216_400_123, reason: "on-demand",
+            app: Perf.AppInfo(name: "a", version: "1"),
             host: .current(), process: process, spans: ["x": histogram], hangs: ["main": histogram])
         #expect(try Perf.DiagnosticSnapshot(jsonBytes: snapshot.jsonBytes) == snapshot)
         let newer = String(decoding: snapshot.jsonBytes, as: UTF8.self)
             .replacingOccurrences(of: "\"schemaVersion\":1", with: "\"schemaVersion\":2")
         #expect(throws: Perf.ReportError.self) { try Perf.DiagnosticSnapshot(jsonBytes: Array(newer.utf8)) }
-        #expect(throws: Perf.ReportError.self) { try Perf.DiagnosticSnapshot(jsonBytes: Array(snapshot.jsonBytes.dropLast(9))) }
+        #expect(throws: Perf.ReportError.self) {
+            try Perf.DiagnosticSnapshot(jsonBytes: Array(snapshot.jsonBytes.dropLast(9)))
+        }
     }
 
     @Test func scannerFindsTopLevelMembersWithoutParsingThem() {
@@ -59,9 +62,10 @@ import Testing
         let bytes = Array(text.utf8)
         let members = PayloadScanner.members(bytes) ?? []
         #expect(members.map(\.key) == ["a", "spans", "b", "c", "hangs"])
-        #expect(members.map { String(decoding: bytes[$0.value], as: UTF8.self) } == [
-            #"{"x":[1,{"y":"}"}]}"#, #"{"s":{"buckets":[[1,2]]}}"#, #""q\"},{""#, "-1.5e3", "{}",
-        ])
+        #expect(
+            members.map { String(decoding: bytes[$0.value], as: UTF8.self) } == [
+                #"{"x":[1,{"y":"}"}]}"#, #"{"s":{"buckets":[[1,2]]}}"#, #""q\"},{""#, "-1.5e3", "{}",
+            ])
         for broken in [#"{"a":"#, #"{"a":[1,2}"#, "[1]", #"{"a":"unterminated}"#, ""] {
             #expect(PayloadScanner.members(Array(broken.utf8)) == nil, "\(broken)")
         }
@@ -105,7 +109,9 @@ extension PerfGlobalStateTests {
             #expect(snapshot.app.name == "diagnostics-test")
             #expect(snapshot.spans["diagnostics.span"].map { $0.count >= 1 } == true)
             Perf.shutdown()
-            let lines = try Perf.LedgerReader(directory: directory.url).readAll().events.filter { $0.kind == .diagnostic }
+            let lines = try Perf.LedgerReader(directory: directory.url).readAll().events.filter {
+                $0.kind == .diagnostic
+            }
             #expect(lines.map(\.name) == ["on-demand", "shutdown"])
             #expect(lines.first?.extra["path"] == .string(DiagnosticFiles.directoryName + "/" + url.lastPathComponent))
             #expect(try Perf.captureDiagnostics() == nil, "inert after shutdown")

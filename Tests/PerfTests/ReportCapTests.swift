@@ -42,7 +42,8 @@ import Testing
                 ).jsonBytes)
         }
         for index in 0..<payloads {
-            let name = DiagnosticFiles.fileName(takenAtMs: 1_796_216_400_000 + Int64(index) * 1000, session: "s\(index % 8)")
+            let name = DiagnosticFiles.fileName(
+                takenAtMs: 1_796_216_400_000 + Int64(index) * 1000, session: "s\(index % 8)")
             try encoded[index % 8].write(to: folder.appendingPathComponent(name))
         }
         return lines
@@ -53,7 +54,9 @@ import Testing
         defer { directory.remove() }
         let lines = try Self.generate(in: directory.url, ledgerMegabytes: 20, payloads: 80, spanNames: 2000)
         let total = try FileManager.default.subpathsOfDirectory(atPath: directory.url.path).reduce(0) {
-            $0 + ((try? FileManager.default.attributesOfItem(atPath: directory.url.path + "/" + $1)[.size] as? Int) ?? 0)
+            $0
+                + ((try? FileManager.default.attributesOfItem(atPath: directory.url.path + "/" + $1)[.size] as? Int)
+                    ?? 0)
         }
         #expect(total >= 50_000_000)
         var progress: [String] = []

@@ -14,7 +14,8 @@ import Testing
         let identical = bytes == golden
         #expect(
             identical,
-            "report differs from \(ReportFixture.golden.path); if the change is intended, rerun with PERF_UPDATE_GOLDEN=1")
+            "report differs from \(ReportFixture.golden.path); if the change is intended, rerun with PERF_UPDATE_GOLDEN=1"
+        )
     }
 
     @Test func fixtureReportTellsTheStoryOfTheCrash() throws {
@@ -24,14 +25,19 @@ import Testing
         #expect(report["schemaVersion"] as? Int == 1)
         #expect(report["truncated"] is NSNull)
         let sessions = try #require(report["sessions"] as? [[String: Any]])
-        let status = Dictionary(uniqueKeysWithValues: sessions.map { ($0["id"] as? String ?? "", $0["status"] as? String ?? "") })
-        #expect(status == ["a1a1a1a1a1a1a1a1": "crashed", "b2b2b2b2b2b2b2b2": "terminated", "c3c3c3c3c3c3c3c3": "active"])
+        let status = Dictionary(
+            uniqueKeysWithValues: sessions.map { ($0["id"] as? String ?? "", $0["status"] as? String ?? "") })
+        #expect(
+            status == ["a1a1a1a1a1a1a1a1": "crashed", "b2b2b2b2b2b2b2b2": "terminated", "c3c3c3c3c3c3c3c3": "active"])
         let hangs = try #require(report["hangs"] as? [String: Any])
         #expect(hangs["count"] as? Int == 2)
         #expect(hangs["fatal"] as? Int == 1)
         #expect(hangs["suppressed"] as? Int == 1)
         let culprits = try #require(hangs["culprits"] as? [[String: Any]])
-        #expect(Set(culprits.compactMap { $0["culprit"] as? String }) == ["MyService.Store.compact()", "MyService.Feed.parse()"])
+        #expect(
+            Set(culprits.compactMap { $0["culprit"] as? String }) == [
+                "MyService.Store.compact()", "MyService.Feed.parse()",
+            ])
         let spans = try #require(report["spans"] as? [String: [String: Any]])
         // B's newest payload (50 calls) merged with C's (10); B's older payload is not counted again.
         #expect(spans["api.get"]?["count"] as? Int == 60)
@@ -48,9 +54,10 @@ import Testing
         let input = try #require(report["input"] as? [String: Any])
         #expect(input["invalidPayloads"] as? Int == 1)
         let diagnostics = try #require(report["diagnostics"] as? [[String: Any]])
-        #expect(diagnostics.compactMap { $0["takenAt"] as? String } == [
-            "2026-12-02T14:10:00.000Z", "2026-12-02T13:10:00.000Z", "2026-12-02T13:05:00.000Z",
-        ])
+        #expect(
+            diagnostics.compactMap { $0["takenAt"] as? String } == [
+                "2026-12-02T14:10:00.000Z", "2026-12-02T13:10:00.000Z", "2026-12-02T13:05:00.000Z",
+            ])
     }
 
     @Test func twoBuildsGiveTheSameBytesAndNeverMutateTheDirectory() throws {

@@ -79,7 +79,8 @@ import Testing
         let before = try Perf.ReportBuilder(directory: copy.url).build()
         // What a writer mid-way leaves: a temporary payload and a line without its newline.
         let folder = copy.url.appendingPathComponent("perf-diagnostics")
-        try Data("{\"schema\":\"perf-diag".utf8).write(to: folder.appendingPathComponent(".tmp-1-20991231T000000000Z-x.json"))
+        try Data("{\"schema\":\"perf-diag".utf8).write(
+            to: folder.appendingPathComponent(".tmp-1-20991231T000000000Z-x.json"))
         let after = try Perf.ReportBuilder(directory: copy.url).build()
         #expect(after == before)
     }

@@ -49,12 +49,17 @@ import Testing
             Issue.record("a schema 2 report was accepted")
         } catch {
             #expect(error.code == .newerSchema)
-            #expect(error.description == "cannot read report 'new.json': schemaVersion 2 is newer than this perf-report reads (1); use a newer perf-report")
+            #expect(
+                error.description
+                    == "cannot read report 'new.json': schemaVersion 2 is newer than this perf-report reads (1); use a newer perf-report"
+            )
         }
     }
 
     @Test func aTruncatedReportIsRejected() throws {
         let bytes = try golden()
-        #expect(throws: Perf.ReportError.self) { try Perf.ReportSummary(bytes: Array(bytes.prefix(bytes.count / 2)), path: "t.json") }
+        #expect(throws: Perf.ReportError.self) {
+            try Perf.ReportSummary(bytes: Array(bytes.prefix(bytes.count / 2)), path: "t.json")
+        }
     }
 }

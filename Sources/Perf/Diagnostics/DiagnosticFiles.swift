@@ -16,10 +16,13 @@ enum DiagnosticFiles {
     static func fileName(takenAtMs: Int64, session: String) -> String {
         let iso = LedgerTimestamp.string(ms: takenAtMs)  // 2026-12-02T13:00:00.123Z
         let compact = iso.filter { $0 != "-" && $0 != ":" && $0 != "." }
-        let safeSession = String(session.unicodeScalars.map { scalar -> Character in
-            let ok = (scalar >= "a" && scalar <= "z") || (scalar >= "A" && scalar <= "Z") || (scalar >= "0" && scalar <= "9")
-            return ok ? Character(scalar) : "_"
-        }.prefix(64))
+        let safeSession = String(
+            session.unicodeScalars.map { scalar -> Character in
+                let ok =
+                    (scalar >= "a" && scalar <= "z") || (scalar >= "A" && scalar <= "Z")
+                    || (scalar >= "0" && scalar <= "9")
+                return ok ? Character(scalar) : "_"
+            }.prefix(64))
         return "\(compact)-\(safeSession).json"
     }
 
@@ -47,7 +50,9 @@ enum DiagnosticFiles {
         let temporary = folder + "/.tmp-\(getpid())-" + name
         let final = folder + "/" + name
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw Perf.ReportError(.writeFailed, path: temporary, Perf.ReportError.describe(errno: errno)) }
+        guard fd >= 0 else {
+            throw Perf.ReportError(.writeFailed, path: temporary, Perf.ReportError.describe(errno: errno))
+        }
         var offset = 0
         var failure: Int32 = 0
         while offset < bytes.count {

@@ -95,7 +95,8 @@ extension Perf {
                 small.append(UInt8(ascii: "}"))
                 let header = try JSONDecoder().decode(Header.self, from: Data(small))
                 guard header.schema == Self.schema else {
-                    throw ReportError(.invalidReport, path: "", "not a diagnostic payload (schema \"\(header.schema)\")")
+                    throw ReportError(
+                        .invalidReport, path: "", "not a diagnostic payload (schema \"\(header.schema)\")")
                 }
                 guard header.schemaVersion <= Self.schemaVersion else {
                     throw ReportError(
@@ -107,7 +108,8 @@ extension Perf {
                 var hangs: [String: Histogram] = [:]
                 if histograms {
                     guard let spanRange = maps["spans"], let hangRange = maps["hangs"] else {
-                        throw ReportError(.invalidReport, path: "", "a diagnostic payload without \"spans\" or \"hangs\"")
+                        throw ReportError(
+                            .invalidReport, path: "", "a diagnostic payload without \"spans\" or \"hangs\"")
                     }
                     spans = try HistogramMapDecoder.decode(jsonBytes[spanRange])
                     hangs = try HistogramMapDecoder.decode(jsonBytes[hangRange])

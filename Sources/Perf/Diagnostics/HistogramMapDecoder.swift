@@ -42,7 +42,9 @@ enum HistogramMapDecoder {
         }
 
         mutating func peek() throws -> UInt8 {
-            while index < bytes.endIndex, bytes[index] == 0x20 || bytes[index] == 0x0A || bytes[index] == 0x0D || bytes[index] == 0x09 {
+            while index < bytes.endIndex,
+                bytes[index] == 0x20 || bytes[index] == 0x0A || bytes[index] == 0x0D || bytes[index] == 0x09
+            {
                 index += 1
             }
             guard index < bytes.endIndex else { throw MalformedJSON() }

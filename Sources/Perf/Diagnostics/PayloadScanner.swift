@@ -10,7 +10,9 @@ enum PayloadScanner {
     static func members(_ bytes: [UInt8]) -> [(key: String, value: Range<Int>)]? {
         var index = 0
         func skipSpace() {
-            while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x0A || bytes[index] == 0x0D || bytes[index] == 0x09 {
+            while index < bytes.count,
+                bytes[index] == 0x20 || bytes[index] == 0x0A || bytes[index] == 0x0D || bytes[index] == 0x09
+            {
                 index += 1
             }
         }

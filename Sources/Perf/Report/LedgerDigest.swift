@@ -169,7 +169,9 @@ struct LedgerDigest {
             var entry = culprits[culprit, default: Culprit()]
             entry.count += 1
             entry.maxMs = max(entry.maxMs, duration)
-            if entry.targets.count < 16 { entry.targets.insert(String(event.name.prefix(ReportLimits.maximumNameLength))) }
+            if entry.targets.count < 16 {
+                entry.targets.insert(String(event.name.prefix(ReportLimits.maximumNameLength)))
+            }
             culprits[culprit] = entry
         }
     }

@@ -59,8 +59,12 @@ struct ReportAssembly {
         var hangHistograms: [String: LatencyHistogram] = [:]
         var payloadSessions: [String: Int64] = [:]
         for (_, snapshot) in newest {
-            for (name, histogram) in snapshot.spans { spanHistograms[name, default: LatencyHistogram()].merge(histogram) }
-            for (name, histogram) in snapshot.hangs { hangHistograms[name, default: LatencyHistogram()].merge(histogram) }
+            for (name, histogram) in snapshot.spans {
+                spanHistograms[name, default: LatencyHistogram()].merge(histogram)
+            }
+            for (name, histogram) in snapshot.hangs {
+                hangHistograms[name, default: LatencyHistogram()].merge(histogram)
+            }
             payloadSessions[snapshot.session] = min(payloadSessions[snapshot.session] ?? .max, snapshot.takenAtMs)
         }
         let latest = newest.first?.snapshot

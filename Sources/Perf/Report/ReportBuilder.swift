@@ -56,7 +56,8 @@ extension Perf {
             let path = directory.path
             try Self.checkDirectory(path)
             let payloadNames = try DiagnosticFiles.list(folder: path + "/" + DiagnosticFiles.directoryName)
-            let ledgerBytes = Self.fileSize(path + "/" + LedgerWriter.fileName)
+            let ledgerBytes =
+                Self.fileSize(path + "/" + LedgerWriter.fileName)
                 + Self.fileSize(path + "/" + LedgerWriter.previousFileName)
             if ledgerBytes == 0, payloadNames.isEmpty, !Self.ledgerExists(path) {
                 throw ReportError(

@@ -35,7 +35,11 @@ enum ReportJSON: Sendable, Equatable {
         case .int(let value): LedgerEncoder.writeInteger(value, into: &out)
         case .double(let value):
             // NaN and infinities are not JSON; they cannot come from a valid input, so write null.
-            if value.isFinite { LedgerEncoder.appendDouble(value, into: &out) } else { out.append(contentsOf: "null".utf8) }
+            if value.isFinite {
+                LedgerEncoder.appendDouble(value, into: &out)
+            } else {
+                out.append(contentsOf: "null".utf8)
+            }
         case .string(let value): LedgerEncoder.appendQuoted(value, into: &out)
         case .raw(let bytes): out.append(contentsOf: bytes)
         case .array(let items):

@@ -47,7 +47,8 @@ enum ReportSections {
             culprits.append(
                 .object([
                     "culprit": .string(culprit), "count": .int(Int64(entry.count)),
-                    "maxMs": .double(rounded(entry.maxMs)), "targets": .array(entry.targets.sorted().map(ReportJSON.string)),
+                    "maxMs": .double(rounded(entry.maxMs)),
+                    "targets": .array(entry.targets.sorted().map(ReportJSON.string)),
                 ]))
         }
         let targetsByCount = targets.sorted { lhs, rhs in

@@ -31,7 +31,9 @@ extension Perf.ReportSummary {
         if !culprits.isEmpty {
             lines.append("  " + pad("CULPRIT", 60) + leftPad("COUNT", 7) + leftPad("MAX ms", 11))
             for culprit in culprits {
-                lines.append("  " + pad(culprit.culprit, 60) + leftPad("\(culprit.count)", 7) + leftPad(format(culprit.maxMs), 11))
+                lines.append(
+                    "  " + pad(culprit.culprit, 60) + leftPad("\(culprit.count)", 7)
+                        + leftPad(format(culprit.maxMs), 11))
             }
         }
         lines.append("")

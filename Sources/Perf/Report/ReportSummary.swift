@@ -88,8 +88,10 @@ extension Perf {
                 return Span(
                     name: name, count: ReportDocument.int(span["count"]), p50Ms: ReportDocument.double(span["p50Ms"]),
                     p95Ms: ReportDocument.double(span["p95Ms"]), p99Ms: ReportDocument.double(span["p99Ms"]),
-                    maxMs: ReportDocument.double(span["max"]), budgetMs: span["budgetMs"].flatMap(ReportDocument.number),
-                    overBudget: ReportDocument.int(span["overBudget"]), source: span["source"] as? String ?? "histogram")
+                    maxMs: ReportDocument.double(span["max"]),
+                    budgetMs: span["budgetMs"].flatMap(ReportDocument.number),
+                    overBudget: ReportDocument.int(span["overBudget"]), source: span["source"] as? String ?? "histogram"
+                )
             }.sorted { $0.p95Ms != $1.p95Ms ? $0.p95Ms > $1.p95Ms : $0.name < $1.name }
             let hangs = object["hangs"] as? [String: Any] ?? [:]
             hangCount = ReportDocument.int(hangs["count"])
@@ -99,7 +101,8 @@ extension Perf {
             culprits = (hangs["culprits"] as? [Any] ?? []).compactMap { value -> Culprit? in
                 guard let entry = value as? [String: Any], let culprit = entry["culprit"] as? String else { return nil }
                 return Culprit(
-                    culprit: culprit, count: ReportDocument.int(entry["count"]), maxMs: ReportDocument.double(entry["maxMs"]))
+                    culprit: culprit, count: ReportDocument.int(entry["count"]),
+                    maxMs: ReportDocument.double(entry["maxMs"]))
             }
             sessions = (object["sessions"] as? [Any] ?? []).compactMap { value -> Session? in
                 guard let entry = value as? [String: Any], let id = entry["id"] as? String else { return nil }
