@@ -133,6 +133,29 @@ extension PerfGlobalStateTests {
             #expect(summary.sessions.first?.status == "active")
         }
 
+        @Test func thePeriodicTimerTakesSnapshotsUntilShutdown() throws {
+            let directory = try TemporaryDirectory("diagnostics")
+            defer { directory.remove() }
+            let configuration = Perf.Configuration(
+                directory: directory.url, app: Perf.AppInfo(name: "diagnostics-timer"), recording: .enabled,
+                diagnosticsIntervalSeconds: 0.05)
+            #expect(Perf.install(configuration, environment: [:], clock: SystemClock(), report: { _ in }))
+            // Wait for the condition (a periodic line), bounded; the timer runs on real time.
+            let deadline = Date().addingTimeInterval(10)
+            func periodicLines() -> Int {
+                let events = (try? Perf.LedgerReader(directory: directory.url).readAll().events) ?? []
+                return events.filter { $0.kind == .diagnostic && $0.name == "periodic" }.count
+            }
+            while periodicLines() < 2, Date() < deadline { usleep(5_000) }
+            Perf.shutdown()
+            let afterShutdown = periodicLines()
+            #expect(afterShutdown >= 2)
+            let events = try Perf.LedgerReader(directory: directory.url).readAll().events
+            #expect(events.contains { $0.kind == .diagnostic && $0.name == "shutdown" })
+            let folder = directory.url.appendingPathComponent(DiagnosticFiles.directoryName).path
+            #expect(try DiagnosticFiles.list(folder: folder).count <= DiagnosticFiles.keep)
+        }
+
         @Test func prepareReportWithoutRecordingSaysWhatToDo() {
             Perf.shutdown()
             #expect(throws: Perf.ReportError.self) { try Perf.prepareReport() }
