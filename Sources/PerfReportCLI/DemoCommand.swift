@@ -73,6 +73,7 @@ enum DemoCommand {
         let feedQueue = DispatchQueue(label: "demo.feed")
         var configuration = Perf.HangWatchdog.Configuration()
         configuration.startupGrace = .milliseconds(100)
+        // The demo exists to show a hang: run under a debugger, it should still show one.
         configuration.suppressWhenDebugging = false
         let watchdog = Perf.HangWatchdog(monitoring: .queue(feedQueue), configuration: configuration)
         watchdog.start()
