@@ -45,6 +45,8 @@ public enum Perf {
             HangReporting.install(nil)
             return runtime
         }
+        DiagnosticsCapture.stopSchedule()
+        if let runtime { _ = try? DiagnosticsCapture.capture(runtime, reason: "shutdown") }
         runtime?.shutdown()
     }
 
@@ -93,6 +95,7 @@ public enum Perf {
             state.retired.append(runtime)
             PerfState.recorderSlot.store(Unmanaged.passUnretained(runtime.recorder), ordering: .releasing)
             HangReporting.install(HangRecording())
+            DiagnosticsCapture.startSchedule(runtime)
             return true
         }
     }

@@ -9,6 +9,7 @@ let groups: [BenchGroup] = [
     LedgerBenchmarks.group,
     FacadeBenchmarks.group,
     WatchdogBenchmarks.group,
+    ReportBenchmarks.group,
 ]
 
 /// Children that tests spawn and SIGKILL: each reads its arguments and never returns normally

@@ -61,6 +61,9 @@ extension Perf {
         public var noteFloor: Double
         /// Byte budget of each session journal (open long-lived spans, in-progress hangs).
         public var journalByteBudget: Int
+        /// Seconds between two periodic diagnostic snapshots; zero or less turns them off
+        /// (``Perf/captureDiagnostics()`` and the snapshot at shutdown still happen).
+        public var diagnosticsIntervalSeconds: Double
 
         /// Creates a configuration.
         public init(
@@ -70,7 +73,8 @@ extension Perf {
             ledgerCapBytes: Int = 512 * 1024,
             reportCapBytes: Int = 2 * 1024 * 1024,
             noteFloor: Double = 30,
-            journalByteBudget: Int = 1 << 20
+            journalByteBudget: Int = 1 << 20,
+            diagnosticsIntervalSeconds: Double = 3600
         ) {
             self.directory = directory
             self.app = app
@@ -79,6 +83,7 @@ extension Perf {
             self.reportCapBytes = reportCapBytes
             self.noteFloor = noteFloor
             self.journalByteBudget = journalByteBudget
+            self.diagnosticsIntervalSeconds = diagnosticsIntervalSeconds
         }
     }
 }

@@ -1,0 +1,197 @@
+// One streaming pass over the ledger: everything the report needs from it, in bounded memory
+// whatever the size of the files (the newest lines up to the report cap, per-name aggregates).
+import Foundation
+import PerfCore
+
+/// What the report builder learns from `perf-events.jsonl.prev` and `perf-events.jsonl`.
+struct LedgerDigest {
+    /// Aggregates of the span lines of one name.
+    struct SpanLines {
+        var count = 0
+        var overBudget = 0
+        var budgetMs: Double?
+        var sites: Set<String> = []
+        var durations = LatencyHistogram()
+
+        mutating func add(_ event: Perf.LedgerEvent) {
+            count += 1
+            if let budget = event.budgetMs { budgetMs = budget }
+            if let duration = event.durationMs {
+                if let budget = event.budgetMs, duration > budget { overBudget += 1 }
+                durations.record(nanos: ReportLimits.nanos(ms: duration))
+            }
+            if let site = event.site, sites.count < 64 { sites.insert(site) }
+        }
+    }
+
+    /// What the ledger says about one session.
+    struct Session {
+        var id: String
+        var firstSeenMs: Int64
+        var startedAtMs: Int64?
+        var endedAtMs: Int64?
+        var crashed = false
+        var app: String?
+        var version: String?
+        var pid: Int64?
+    }
+
+    /// One culprit of hang lines.
+    struct Culprit {
+        var count = 0
+        var maxMs = 0.0
+        var targets: Set<String> = []
+    }
+
+    /// Most distinct span names and sessions tracked; beyond, lines are counted as omitted. A real
+    /// program has far fewer; the bound only keeps a fabricated input from exhausting memory.
+    static let maximumNames = 10_000
+
+    /// Encoded events, oldest first, starting at `head` (a queue that drops its oldest).
+    private(set) var lines: [[UInt8]] = []
+    private var head = 0
+    private var keptBytes = 0
+    let keepBytes: Int
+    /// Events dropped from the front because newer ones already filled the cap.
+    private(set) var droppedOldest = 0
+
+    var spans: [String: SpanLines] = [:]
+    var sessions: [String: Session] = [:]
+    var omittedSpanNames = 0
+    var omittedSessions = 0
+    var hangCount = 0
+    var fatalHangs = 0
+    var suppressedHangs = 0
+    var hangTotalMs = 0.0
+    var hangMaxMs = 0.0
+    var hangDurations = LatencyHistogram()
+    var culprits: [String: Culprit] = [:]
+    var newestMs: Int64?
+    var summary = Perf.LedgerReader.Summary()
+
+    init(keepBytes: Int) { self.keepBytes = keepBytes }
+
+    /// The kept lines, oldest first.
+    var keptLines: ArraySlice<[UInt8]> { lines[head...] }
+
+    /// Reads the ledger of `directory`.
+    static func read(directory: String, keepBytes: Int) throws(Perf.ReportError) -> LedgerDigest {
+        var digest = LedgerDigest(keepBytes: keepBytes)
+        let reader = Perf.LedgerReader(
+            directory: URL(fileURLWithPath: directory), maximumLineBytes: ReportLimits.maximumLineBytes)
+        do {
+            digest.summary = try reader.forEachEvent { digest.add($0) }
+        } catch {
+            throw Perf.ReportError(.unreadable, path: error.path, Perf.ReportError.describe(errno: error.errno ?? EIO))
+        }
+        return digest
+    }
+
+    mutating func add(_ event: Perf.LedgerEvent) {
+        newestMs = max(newestMs ?? event.timestampMs, event.timestampMs)
+        var encoded: [UInt8] = []
+        LedgerEncoder.encodeLine(event, into: &encoded)
+        encoded.removeLast()  // the "\n"
+        keep(encoded)
+        noteSession(event)
+        switch event.kind {
+        case .span: addSpan(event)
+        case .hang: addHang(event)
+        default: break
+        }
+    }
+
+    private mutating func keep(_ line: [UInt8]) {
+        lines.append(line)
+        keptBytes += line.count + 1
+        while keptBytes > keepBytes, head < lines.count {
+            keptBytes -= lines[head].count + 1
+            lines[head] = []
+            head += 1
+            droppedOldest += 1
+        }
+        // Compact once the dropped prefix dominates, so memory stays proportional to the cap.
+        if head > 4096, head * 2 > lines.count {
+            lines.removeFirst(head)
+            head = 0
+        }
+    }
+
+    private mutating func noteSession(_ event: Perf.LedgerEvent) {
+        if sessions[event.session] == nil {
+            guard sessions.count < Self.maximumNames else {
+                omittedSessions += 1
+                return
+            }
+            sessions[event.session] = Session(id: event.session, firstSeenMs: event.timestampMs)
+        }
+        guard event.kind == .session else { return }
+        sessions[event.session].map { existing in
+            var session = existing
+            switch event.name {
+            case "start": session.startedAtMs = session.startedAtMs ?? event.timestampMs
+            case "end": session.endedAtMs = event.timestampMs
+            case "crashed":
+                session.crashed = true
+                session.startedAtMs = session.startedAtMs ?? event.timestampMs
+            default: break
+            }
+            if case .string(let app)? = event.extra["app"] { session.app = app }
+            if case .string(let version)? = event.extra["version"] { session.version = version }
+            if case .int(let pid)? = event.extra["pid"] { session.pid = pid }
+            sessions[event.session] = session
+        }
+    }
+
+    private mutating func addSpan(_ event: Perf.LedgerEvent) {
+        if spans[event.name] == nil, spans.count >= Self.maximumNames {
+            omittedSpanNames += 1
+            return
+        }
+        // Mutated in place through the subscript: copying the histogram out and back per line
+        // would dominate the build time of a large ledger.
+        spans[event.name, default: SpanLines()].add(event)
+    }
+
+    private mutating func addHang(_ event: Perf.LedgerEvent) {
+        if event.suppressed != nil {
+            suppressedHangs += 1
+            return
+        }
+        hangCount += 1
+        if event.fatal == true { fatalHangs += 1 }
+        let duration = max(event.durationMs ?? event.stallMs ?? event.lowerMs ?? 0, 0)
+        hangTotalMs += duration
+        hangMaxMs = max(hangMaxMs, duration)
+        hangDurations.record(nanos: ReportLimits.nanos(ms: duration))
+        let culprit = String((event.culprit ?? "unknown").prefix(ReportLimits.maximumNameLength))
+        if culprits[culprit] != nil || culprits.count < 256 {
+            var entry = culprits[culprit, default: Culprit()]
+            entry.count += 1
+            entry.maxMs = max(entry.maxMs, duration)
+            if entry.targets.count < 16 {
+                entry.targets.insert(String(event.name.prefix(ReportLimits.maximumNameLength)))
+            }
+            culprits[culprit] = entry
+        }
+    }
+}
+
+/// Fixed limits of report building.
+enum ReportLimits {
+    /// Ledger lines longer than this are counted as malformed (a Perf line is a few KiB at most).
+    static let maximumLineBytes = 256 * 1024
+    /// Payload files larger than this are skipped as invalid (a real one is tens of KiB).
+    static let maximumPayloadBytes = 8 * 1024 * 1024
+    /// Culprits and hang targets are cut to this many characters.
+    static let maximumNameLength = 512
+    /// The report lists at most this many culprits and hang targets (the most frequent).
+    static let maximumListedHangEntries = 20
+    /// Room kept free under the cap for `truncated`, the separators and the closing braces.
+    static let reserveBytes = 1024
+
+    static func nanos(ms: Double) -> UInt64 {
+        guard ms.isFinite, ms > 0 else { return 0 }
+        return UInt64(min(ms, 1e12) * 1_000_000)
+    }
+}

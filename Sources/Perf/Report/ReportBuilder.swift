@@ -1,0 +1,163 @@
+// Builds performance-report.json from a data directory: read-only, deterministic, capped.
+import Foundation
+import Glibc
+import PerfCore
+
+extension Perf {
+    /// Builds `performance-report.json` from a data directory.
+    ///
+    /// Building only reads: it never creates, renames or deletes anything in the directory, so it
+    /// works on a copy taken from a machine whose process is still writing (a torn last line is
+    /// counted, a payload being written is still under its temporary name and ignored).
+    ///
+    /// The same directory always gives the same bytes: keys are sorted, every list has a fixed
+    /// order, numbers have one spelling, and `generatedAt` is the time of the newest record in the
+    /// directory rather than the clock of the machine building the report.
+    ///
+    /// The output never exceeds ``capBytes``. What does not fit is left out in this order (first
+    /// dropped last): older diagnostics, older ledger events, the newest diagnostic, spans with
+    /// the fewest calls, the oldest sessions; `truncated` counts each.
+    ///
+    /// ```swift
+    /// let bytes = try Perf.ReportBuilder(directory: dataDirectory).build()
+    /// ```
+    public struct ReportBuilder: Sendable {
+        /// The `schema` of every report.
+        public static let schema = "perf-report"
+        /// The major version this build writes; readers reject newer ones.
+        public static let schemaVersion = 1
+        /// The report's conventional file name.
+        public static let fileName = "performance-report.json"
+        /// The `generator` of reports this build writes.
+        public static let generator = "perf-report (Perf report schema 1)"
+
+        /// The data directory read.
+        public let directory: URL
+        /// The largest report, in bytes.
+        public let capBytes: Int
+
+        /// A builder of `directory`'s report.
+        ///
+        /// - Parameters:
+        ///   - directory: A Perf data directory (or a copy of one).
+        ///   - capBytes: The report's size cap; default 2 MiB, at least 4 KiB.
+        public init(directory: URL, capBytes: Int = 2 * 1024 * 1024) {
+            self.directory = directory
+            self.capBytes = max(capBytes, 4 * 1024)
+        }
+
+        /// Reads the directory and returns the report's bytes (ending in a newline).
+        ///
+        /// - Parameter progress: Called with one line per phase when the input is large (more
+        ///   than 8 MiB), for a command line to show on stderr.
+        /// - Throws: ``ReportError`` naming the directory or file: missing, unreadable, empty, or
+        ///   a ledger with no valid line.
+        public func build(progress: (String) -> Void = { _ in }) throws(ReportError) -> [UInt8] {
+            let path = directory.path
+            try Self.checkDirectory(path)
+            let payloadNames = try DiagnosticFiles.list(folder: path + "/" + DiagnosticFiles.directoryName)
+            let ledgerBytes =
+                Self.fileSize(path + "/" + LedgerWriter.fileName)
+                + Self.fileSize(path + "/" + LedgerWriter.previousFileName)
+            if ledgerBytes == 0, payloadNames.isEmpty, !Self.ledgerExists(path) {
+                throw ReportError(
+                    .emptyDirectory, path: path,
+                    "no \(LedgerWriter.fileName) and no diagnostic payloads; is this a Perf data directory?")
+            }
+            let large = ledgerBytes > 8 << 20
+            if large { progress("reading ledger (\(ledgerBytes >> 20) MiB)…") }
+            let digest = try LedgerDigest.read(directory: path, keepBytes: capBytes)
+            if digest.summary.events == 0, digest.summary.malformedLines > 0 {
+                throw ReportError(
+                    .invalidLedger, path: path + "/" + LedgerWriter.fileName,
+                    "not a Perf ledger: none of its \(digest.summary.malformedLines) lines is a ledger event")
+            }
+            if large { progress("reading \(payloadNames.count) diagnostic payloads…") }
+            let payloads = PayloadSet(folder: path + "/" + DiagnosticFiles.directoryName, names: payloadNames)
+            if large { progress("assembling the report…") }
+            var assembly = ReportAssembly(capBytes: capBytes, digest: digest, payloads: payloads)
+            return assembly.bytes()
+        }
+
+        /// Builds the report and writes it to `url` (temporary file, then rename).
+        public func write(to url: URL, progress: (String) -> Void = { _ in }) throws(ReportError) {
+            try ReportFile.write(try build(progress: progress), to: url.path)
+        }
+
+        static func checkDirectory(_ path: String) throws(ReportError) {
+            var info = stat()
+            guard stat(path, &info) == 0 else {
+                if errno == ENOENT { throw ReportError(.missingDirectory, path: path, "no such directory") }
+                throw ReportError(.unreadable, path: path, ReportError.describe(errno: errno))
+            }
+            guard info.st_mode & S_IFMT == S_IFDIR else {
+                throw ReportError(.missingDirectory, path: path, "not a directory")
+            }
+            guard let handle = opendir(path) else {
+                throw ReportError(.unreadable, path: path, ReportError.describe(errno: errno))
+            }
+            closedir(handle)
+        }
+
+        static func fileSize(_ path: String) -> Int {
+            var info = stat()
+            return stat(path, &info) == 0 ? Int(info.st_size) : 0
+        }
+
+        static func ledgerExists(_ path: String) -> Bool {
+            access(path + "/" + LedgerWriter.fileName, F_OK) == 0
+                || access(path + "/" + LedgerWriter.previousFileName, F_OK) == 0
+        }
+    }
+}
+
+/// Writing a report file: temporary name in the destination's folder, then rename, so a reader
+/// never sees half a report.
+enum ReportFile {
+    static func write(_ bytes: [UInt8], to path: String) throws(Perf.ReportError) {
+        let temporary = path + ".tmp-\(getpid())"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw Perf.ReportError(.writeFailed, path: path, Perf.ReportError.describe(errno: errno)) }
+        var offset = 0
+        var failure: Int32 = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                failure = errno
+                break
+            }
+            offset += written
+        }
+        close(fd)
+        if failure == 0, rename(temporary, path) != 0 { failure = errno }
+        if failure != 0 {
+            unlink(temporary)
+            throw Perf.ReportError(.writeFailed, path: path, Perf.ReportError.describe(errno: failure))
+        }
+    }
+
+    /// Reads a whole file, refusing one larger than `limit`.
+    static func read(_ path: String, limit: Int) -> Result<[UInt8], Perf.ReportError> {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            let problem = errno == ENOENT ? "no such file" : Perf.ReportError.describe(errno: errno)
+            return .failure(Perf.ReportError(.unreadable, path: path, problem))
+        }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                return .failure(Perf.ReportError(.unreadable, path: path, Perf.ReportError.describe(errno: errno)))
+            }
+            if count == 0 { return .success(bytes) }
+            guard bytes.count + count <= limit else {
+                return .failure(Perf.ReportError(.invalidReport, path: path, "larger than \(limit >> 20) MiB"))
+            }
+            bytes.append(contentsOf: chunk[0..<count])
+        }
+    }
+}

@@ -1,0 +1,65 @@
+// A tiny JSON value with one deterministic serialisation: keys in byte order, integers without a
+// fraction, doubles in Swift's shortest round-tripping form. Reports and diagnostic payloads use
+// it so the same input always gives the same bytes (JSONSerialization promises neither).
+
+/// A JSON value as Perf writes it.
+enum ReportJSON: Sendable, Equatable {
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case double(Double)
+    case string(String)
+    case array([ReportJSON])
+    case object([String: ReportJSON])
+    /// Bytes that are already one valid, compact JSON value (a ledger line, a histogram).
+    case raw([UInt8])
+
+    /// A number in milliseconds from nanoseconds, with microsecond resolution.
+    static func ms(nanos: UInt64) -> ReportJSON { .double((Double(nanos) / 1_000).rounded() / 1_000) }
+
+    /// An optional string, `null` when absent.
+    static func optional(_ value: String?) -> ReportJSON { value.map(ReportJSON.string) ?? .null }
+
+    /// The compact serialisation.
+    var bytes: [UInt8] {
+        var out: [UInt8] = []
+        write(into: &out)
+        return out
+    }
+
+    /// Appends the compact serialisation to `out`.
+    func write(into out: inout [UInt8]) {
+        switch self {
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let value): out.append(contentsOf: (value ? "true" : "false").utf8)
+        case .int(let value): LedgerEncoder.writeInteger(value, into: &out)
+        case .double(let value):
+            // NaN and infinities are not JSON; they cannot come from a valid input, so write null.
+            if value.isFinite {
+                LedgerEncoder.appendDouble(value, into: &out)
+            } else {
+                out.append(contentsOf: "null".utf8)
+            }
+        case .string(let value): LedgerEncoder.appendQuoted(value, into: &out)
+        case .raw(let bytes): out.append(contentsOf: bytes)
+        case .array(let items):
+            out.append(UInt8(ascii: "["))
+            for (index, item) in items.enumerated() {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                item.write(into: &out)
+            }
+            out.append(UInt8(ascii: "]"))
+        case .object(let members):
+            out.append(UInt8(ascii: "{"))
+            // Byte order of the UTF-8 keys, the order every Perf file uses.
+            let sorted = members.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+            for (index, member) in sorted.enumerated() {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                LedgerEncoder.appendQuoted(member.key, into: &out)
+                out.append(UInt8(ascii: ":"))
+                member.value.write(into: &out)
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+    }
+}

@@ -1,0 +1,109 @@
+// The sections of performance-report.json as JSON values: spans, hangs, sessions, diagnostics.
+// Pure functions of what was read, so their order and number formatting are fixed.
+import PerfCore
+
+enum ReportSections {
+    /// One entry per span name: histogram statistics when a snapshot carried the name, else the
+    /// ledger's lines of it (`"source":"ledger"`: only the over-budget and always-recorded ends,
+    /// so the percentiles describe the slow tail, not the whole distribution).
+    static func spans(histograms: [String: LatencyHistogram], ledger: [String: LedgerDigest.SpanLines])
+        -> [(name: String, count: UInt64, json: ReportJSON)]
+    {
+        let names = Set(histograms.keys).union(ledger.keys)
+        return names.map { name in
+            let lines = ledger[name]
+            let fromSnapshot = histograms[name].flatMap { $0.isEmpty ? nil : $0 }
+            let histogram = fromSnapshot ?? lines?.durations ?? LatencyHistogram()
+            var members = statistics(histogram)
+            if fromSnapshot == nil, let lines { members["count"] = .int(Int64(lines.count)) }
+            members["source"] = .string(fromSnapshot == nil ? "ledger" : "histogram")
+            members["budgetMs"] = lines?.budgetMs.map(ReportJSON.double) ?? .null
+            members["overBudget"] = .int(Int64(lines?.overBudget ?? 0))
+            members["sites"] = .array((lines?.sites ?? []).sorted().map(ReportJSON.string))
+            let count = fromSnapshot?.count ?? UInt64(lines?.count ?? 0)
+            return (name, count, .object(members))
+        }
+    }
+
+    /// count, sum, min, max, percentiles (milliseconds) and the compact histogram.
+    static func statistics(_ histogram: LatencyHistogram) -> [String: ReportJSON] {
+        [
+            "count": .int(Int64(clamping: histogram.count)), "sum": .ms(nanos: histogram.sumNanos),
+            "min": .ms(nanos: histogram.minNanos), "max": .ms(nanos: histogram.maxNanos),
+            "p50Ms": .ms(nanos: histogram.quantile(0.50)), "p90Ms": .ms(nanos: histogram.quantile(0.90)),
+            "p95Ms": .ms(nanos: histogram.quantile(0.95)), "p99Ms": .ms(nanos: histogram.quantile(0.99)),
+            "histogram": .raw(Array(histogram.jsonString.utf8)),
+        ]
+    }
+
+    /// Hangs from the ledger's hang lines (every hang writes one), culprits by count, and the
+    /// per-target hang and hitch histograms of the snapshots.
+    static func hangs(_ digest: LedgerDigest, targets: [String: LatencyHistogram]) -> ReportJSON {
+        let culpritsByCount = digest.culprits.sorted { lhs, rhs in
+            lhs.value.count != rhs.value.count ? lhs.value.count > rhs.value.count : lhs.key < rhs.key
+        }
+        var culprits: [ReportJSON] = []
+        for (culprit, entry) in culpritsByCount.prefix(ReportLimits.maximumListedHangEntries) {
+            culprits.append(
+                .object([
+                    "culprit": .string(culprit), "count": .int(Int64(entry.count)),
+                    "maxMs": .double(rounded(entry.maxMs)),
+                    "targets": .array(entry.targets.sorted().map(ReportJSON.string)),
+                ]))
+        }
+        let targetsByCount = targets.sorted { lhs, rhs in
+            lhs.value.count != rhs.value.count ? lhs.value.count > rhs.value.count : lhs.key < rhs.key
+        }
+        var listedTargets: [String: ReportJSON] = [:]
+        for (name, histogram) in targetsByCount.prefix(ReportLimits.maximumListedHangEntries) {
+            listedTargets[String(name.prefix(ReportLimits.maximumNameLength))] = .raw(Array(histogram.jsonString.utf8))
+        }
+        var members: [String: ReportJSON] = [
+            "count": .int(Int64(digest.hangCount)), "fatal": .int(Int64(digest.fatalHangs)),
+            "suppressed": .int(Int64(digest.suppressedHangs)), "totalMs": .double(rounded(digest.hangTotalMs)),
+            "maxMs": .double(rounded(digest.hangMaxMs)),
+        ]
+        members["histogram"] = .raw(Array(digest.hangDurations.jsonString.utf8))
+        members["culprits"] = .array(culprits)
+        members["targets"] = .object(listedTargets)
+        return .object(members)
+    }
+
+    /// Sessions newest first (by start, else first sighting), with their status.
+    static func sessions(_ digest: LedgerDigest, payloadSessions: [String: Int64])
+        -> [(startMs: Int64, json: ReportJSON)]
+    {
+        var all = digest.sessions
+        for (id, takenAtMs) in payloadSessions where all[id] == nil {
+            all[id] = LedgerDigest.Session(id: id, firstSeenMs: takenAtMs)
+        }
+        let ordered = all.values.sorted { lhs, rhs in
+            let left = lhs.startedAtMs ?? lhs.firstSeenMs
+            let right = rhs.startedAtMs ?? rhs.firstSeenMs
+            return left != right ? left > right : lhs.id < rhs.id
+        }
+        return ordered.map { session in
+            let status = session.crashed ? "crashed" : session.endedAtMs != nil ? "terminated" : "active"
+            var members: [String: ReportJSON] = [
+                "id": .string(session.id), "status": .string(status),
+                "startedAt": session.startedAtMs.map { .string(LedgerTimestamp.string(ms: $0)) } ?? .null,
+                "endedAt": session.endedAtMs.map { .string(LedgerTimestamp.string(ms: $0)) } ?? .null,
+                "firstSeenAt": .string(LedgerTimestamp.string(ms: session.firstSeenMs)),
+            ]
+            if let pid = session.pid { members["pid"] = .int(pid) }
+            return (session.startedAtMs ?? session.firstSeenMs, .object(members))
+        }
+    }
+
+    /// One diagnostics entry: where it came from and the process figures (its histograms are
+    /// already merged into `spans` and `hangs`).
+    static func diagnostic(_ snapshot: Perf.DiagnosticSnapshot, file: String) -> ReportJSON {
+        .object([
+            "file": .string(DiagnosticFiles.directoryName + "/" + file), "session": .string(snapshot.session),
+            "takenAt": .string(LedgerTimestamp.string(ms: snapshot.takenAtMs)), "reason": .string(snapshot.reason),
+            "process": snapshot.process.json,
+        ])
+    }
+
+    static func rounded(_ ms: Double) -> Double { (ms * 1000).rounded() / 1000 }
+}

@@ -1,0 +1,104 @@
+// `perf-report demo`: runs the sample workload under Perf in this process, builds the report and
+// prints its summary: the README's first command.
+import Dispatch
+import Foundation
+import Perf
+
+enum DemoCommand {
+    static let spec = CommandSpec(
+        name: "demo", overview: "Run an instrumented sample workload, build its report and print the summary.",
+        options: [
+            .init(long: "dir", valueName: "dir", help: "The data directory (default: a new temporary one)."),
+            .init(
+                short: "o", long: "output", valueName: "file",
+                help: "Where to write (default: ./performance-report.json)."),
+        ],
+        exitCodes: PerfReportCommand.buildExitCodes)
+
+    static func run(_ parsed: CommandSpec.Parsed, progress: (String) -> Void) -> CommandResult {
+        let directory: URL
+        if let given = parsed.values["dir"] {
+            directory = URL(fileURLWithPath: given)
+        } else {
+            directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "perf-demo-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        }
+        let output = URL(fileURLWithPath: parsed.values["output"] ?? Perf.ReportBuilder.fileName)
+        guard !Perf.isInstalled else {
+            return CommandResult(
+                stderr: "perf-report: the demo installs Perf itself; Perf is already installed in this process\n",
+                status: ExitCode.usage)
+        }
+        Perf.install(
+            Perf.Configuration(
+                directory: directory, app: Perf.AppInfo(name: "perf-demo", version: "1.0", build: "demo"),
+                recording: .enabled, diagnosticsIntervalSeconds: 0))
+        guard Perf.dataDirectory != nil else {
+            Perf.shutdown()
+            return CommandResult(
+                stderr: "perf-report: cannot write the demo's data directory '\(directory.path)'\n",
+                status: ExitCode.invalidInput)
+        }
+        progress("perf-report demo: recording into \(directory.path)")
+        let (hangCaught, notes) = runWorkload(progress: progress)
+        do {
+            try Perf.captureDiagnostics()
+        } catch {
+            progress("perf-report demo: \(error)")
+        }
+        Perf.shutdown()
+        let summary: Perf.ReportSummary
+        do {
+            try Perf.ReportBuilder(directory: directory).write(to: output)
+            summary = try Perf.ReportSummary(contentsOf: output)
+        } catch {
+            return PerfReportCommand.invalidInput(error)
+        }
+        var text = summary.text
+        let noteLines =
+            (try? Perf.LedgerReader(directory: directory).readAll().events)?
+            .filter { $0.kind == .note }.count ?? 0
+        text +=
+            "\nNOTES: \(notes) demo.socket.reconnect notes in a burst left \(noteLines) ledger line(s): "
+            + "the same-name floor (30 s) keeps a storm from flooding the ledger.\n"
+        text += "\nData directory: \(directory.path)\nReport: \(output.path)\n"
+        if !hangCaught { text += "(the watchdog did not report the injected hang in time on this machine)\n" }
+        text += "Next: perf-report summary \(output.path) --format json\n"
+        return CommandResult(stdout: text)
+    }
+
+    /// Runs the workload; returns whether the watchdog reported the injected hang, and how many
+    /// notes the storm sent.
+    static func runWorkload(progress: (String) -> Void) -> (hangCaught: Bool, notes: Int) {
+        let feedQueue = DispatchQueue(label: "demo.feed")
+        var configuration = Perf.HangWatchdog.Configuration()
+        configuration.startupGrace = .milliseconds(100)
+        // The demo exists to show a hang: run under a debugger, it should still show one.
+        configuration.suppressWhenDebugging = false
+        let watchdog = Perf.HangWatchdog(monitoring: .queue(feedQueue), configuration: configuration)
+        watchdog.start()
+        defer { watchdog.stop() }
+        Perf.markReady()
+        progress("perf-report demo: fetching pages and rendering frames…")
+        DemoWorkload.fetchPages()
+        DemoWorkload.renderFrames()
+        let notes = DemoWorkload.reconnectStorm()
+        progress("perf-report demo: a storm of \(notes) reconnect notes…")
+        // Let the watchdog's grace period pass before the hang, so it is measured, not excused.
+        DemoWorkload.work(milliseconds: 200)
+        progress("perf-report demo: parsing a huge feed on the demo.feed queue…")
+        let done = DispatchSemaphore(value: 0)
+        feedQueue.async {
+            DemoWorkload.parseHugeFeed()
+            done.signal()
+        }
+        done.wait()
+        // The hang line is written when the watchdog sees the queue serve its ping again: wait for
+        // that condition, bounded so a starved machine cannot stall the demo.
+        let deadline = DispatchTime.now() + .seconds(5)
+        while watchdog.statistics.hangs == 0, DispatchTime.now() < deadline {
+            _ = done.wait(timeout: .now() + .milliseconds(20))
+        }
+        return (watchdog.statistics.hangs > 0, notes)
+    }
+}

@@ -1,0 +1,57 @@
+// The demo's instrumented sample workload: what a user sees Perf catch in a few seconds.
+import Dispatch
+import Foundation
+import Perf
+
+/// A small program's worth of work: page fetches within budget, frame renders that overrun
+/// theirs, a reconnect storm, and one feed parse that blocks its queue for ~400 ms.
+enum DemoWorkload {
+    /// Fetches that stay within their 25 ms budget, except every eighth one.
+    static func fetchPages() {
+        for index in 0..<24 {
+            Perf.measure("demo.fetchPage", slowMs: 25) { work(milliseconds: index % 8 == 7 ? 32 : 4) }
+        }
+    }
+
+    /// Renders with an 8 ms budget, a third of them over it.
+    static func renderFrames() {
+        for index in 0..<30 {
+            let span = Perf.begin("demo.renderFrame", slowMs: 8)
+            work(milliseconds: index % 3 == 0 ? 11 : 2)
+            span.end(detail: "https://example.com/frames/\(index % 4)?token=secret", count: index)
+        }
+    }
+
+    /// A burst of the same note: the 30 s floor keeps the ledger to one line.
+    static func reconnectStorm() -> Int {
+        let storm = 500
+        for _ in 0..<storm { Perf.note("demo.socket.reconnect") }
+        return storm
+    }
+
+    /// Blocks its thread for ~400 ms: the hang the watchdog catches and blames on this function.
+    /// The loop is written out here rather than calling ``work(milliseconds:)`` so the innermost
+    /// frame of our own code in every sample, the culprit, is this function.
+    @inline(never)
+    static func parseHugeFeed() {
+        let end = DispatchTime.now().uptimeNanoseconds + 400_000_000
+        var accumulator: UInt64 = 0
+        while DispatchTime.now().uptimeNanoseconds < end { accumulator &+= 1 }
+        blackHole(accumulator)
+    }
+
+    /// Spins for `milliseconds` of wall time, as CPU-bound work does (a sleep would not show in
+    /// the stack as the work itself).
+    @inline(never)
+    static func work(milliseconds: Int) {
+        let end = DispatchTime.now().uptimeNanoseconds + UInt64(milliseconds) * 1_000_000
+        var accumulator: UInt64 = 0
+        while DispatchTime.now().uptimeNanoseconds < end { accumulator &+= 1 }
+        blackHole(accumulator)
+    }
+
+    @inline(never)
+    static func blackHole(_ value: UInt64) {
+        if value == .max { FileHandle.standardError.write(Data()) }
+    }
+}

@@ -1,0 +1,135 @@
+// The `report` group: building performance-report.json from data directories of 1, 10 and 50 MB
+// (build time should grow linearly), and from a full default-cap directory (512 KiB ledger +
+// 512 KiB .prev + 24 payloads), beside reading the same bytes from disk.
+import Foundation
+import Glibc
+import Perf
+
+enum ReportBenchmarks {
+    static let group = BenchGroup(name: "report") { context in
+        let scratch = NSTemporaryDirectory() + "perf-bench-report-\(getpid())"
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        try defaultCap(context, directory: scratch + "/default-cap")
+        var medians: [(megabytes: Int, ms: Double)] = []
+        for megabytes in context.quick ? [1, 10] : [1, 10, 50] {
+            medians.append(
+                (megabytes, try sized(context, megabytes: megabytes, directory: scratch + "/\(megabytes)mb")))
+        }
+        // Linear means a constant cost per extra megabyte: compare the marginal cost of the
+        // 10 → 50 MB step with the 1 → 10 MB step (a fixed per-build cost cancels out).
+        guard medians.count >= 3 else { return }
+        let marginal = zip(medians, medians.dropFirst()).map { ($1.ms - $0.ms) / Double($1.megabytes - $0.megabytes) }
+        let ratio = marginal[1] / max(marginal[0], 1e-9)
+        context.add(
+            BenchRow(
+                group: "report", name: "marginal build cost per MB, 10→50 MB over 1→10 MB", unit: "×", median: ratio,
+                target: "0.5–2× (linear in data size)", pass: ratio >= 0.5 && ratio <= 2,
+                note: String(format: "%.1f ms/MB then %.1f ms/MB", marginal[0], marginal[1])))
+    }
+
+    /// The directory Perf leaves at its default caps: both ledger files full and 24 payloads.
+    static func defaultCap(_ context: BenchContext, directory: String) throws {
+        try generate(directory: directory, ledgerBytes: 1024 * 1024, payloads: 24, spanNames: 200)
+        let (build, read) = measure(directory: directory, runs: context.scaled(30, quick: 8))
+        context.add(
+            BenchRow(
+                group: "report", name: "build, default-cap directory", unit: "ms", median: build.median, p99: build.p99,
+                baseline: "reading the same files", baselineMedian: read.median,
+                ratio: build.median / max(read.median, 1e-9),
+                target: "≤ 100 ms", pass: build.median <= 100,
+                note: "512 KiB ledger + 512 KiB .prev + 24 payloads of 200 span histograms"))
+    }
+
+    /// A directory of `megabytes` MB, ledger and payloads half and half; returns the median.
+    static func sized(_ context: BenchContext, megabytes: Int, directory: String) throws -> Double {
+        let payloadBytes = megabytes << 19
+        // A 200-histogram payload is about 60 KB.
+        let payloads = max(1, payloadBytes / 60_000)
+        try generate(directory: directory, ledgerBytes: megabytes << 19, payloads: payloads, spanNames: 200)
+        let (build, read) = measure(directory: directory, runs: context.scaled(megabytes >= 50 ? 5 : 12, quick: 3))
+        context.add(
+            BenchRow(
+                group: "report", name: "build, \(megabytes) MB directory", unit: "ms", median: build.median,
+                p99: build.p99, baseline: "reading the same files", baselineMedian: read.median,
+                ratio: build.median / max(read.median, 1e-9),
+                note: "\(payloads) payloads; the output stays under the 2 MiB cap"))
+        return build.median
+    }
+
+    /// Alternates a build and a plain read of every file, in milliseconds.
+    static func measure(directory: String, runs: Int) -> (build: Distribution, read: Distribution) {
+        let url = URL(fileURLWithPath: directory)
+        var builds: [Double] = []
+        var reads: [Double] = []
+        for run in -1..<runs {
+            var start = Bench.now()
+            Bench.blackHole(readEverything(directory))
+            let read = Double(Bench.now() - start) / 1e6
+            start = Bench.now()
+            Bench.blackHole(try? Perf.ReportBuilder(directory: url).build())
+            let build = Double(Bench.now() - start) / 1e6
+            if run >= 0 {
+                reads.append(read)
+                builds.append(build)
+            }
+        }
+        return (Distribution(builds), Distribution(reads))
+    }
+
+    static func readEverything(_ directory: String) -> Int {
+        let paths = (try? FileManager.default.subpathsOfDirectory(atPath: directory)) ?? []
+        var total = 0
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        for path in paths {
+            let fd = open(directory + "/" + path, O_RDONLY)
+            guard fd >= 0 else { continue }
+            while true {
+                let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                if count <= 0 { break }
+                total += count
+            }
+            close(fd)
+        }
+        return total
+    }
+
+    /// Writes ledger lines through the real writer (which rotates once at half the bytes, giving
+    /// `.prev` and the current file) and `payloads` diagnostic payloads.
+    static func generate(directory: String, ledgerBytes: Int, payloads: Int, spanNames: Int) throws {
+        let url = URL(fileURLWithPath: directory)
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        let writer = try Perf.LedgerWriter(directory: url, capBytes: ledgerBytes / 2)
+        var sequence = 0
+        while writer.statistics.bytesWritten < ledgerBytes - 512 {
+            var event = Perf.LedgerEvent(
+                kind: .span, name: "span.\(sequence % spanNames)", session: "session-\(sequence / 20_000)",
+                timestampMs: 1_796_216_400_000 + Int64(sequence))
+            event.durationMs = Double(sequence % 977) + 0.25
+            event.budgetMs = 100
+            event.exit = "success"
+            event.site = "Bench/File.swift:\(sequence % 31)"
+            try writer.append(event)
+            sequence += 1
+        }
+        writer.close()
+        var spans: [String: Perf.Histogram] = [:]
+        for index in 0..<spanNames {
+            var histogram = Perf.Histogram()
+            for value in 0..<50 { histogram.record(nanos: UInt64((index + 1) * 10_000 + value * 104_729)) }
+            spans["span.\(index)"] = histogram
+        }
+        let folder = directory + "/perf-diagnostics"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        for index in 0..<payloads {
+            let takenAtMs = 1_796_216_400_000 + Int64(index) * 60_000
+            let snapshot = Perf.DiagnosticSnapshot(
+                session: "session-\(index % 4)", takenAtMs: takenAtMs, reason: "periodic",
+                app: Perf.AppInfo(name: "bench"), host: .current(), process: .current(), spans: spans, hangs: [:])
+            let minute = index % 60
+            let hour = 13 + index / 60 % 10
+            let day = 2 + index / 600
+            let name = String(format: "202612%02dT%02d%02d00000Z-session-%d.json", day, hour, minute, index % 4)
+            try Data(snapshot.jsonBytes).write(to: URL(fileURLWithPath: folder + "/" + name))
+        }
+    }
+}

@@ -1,0 +1,37 @@
+// The built perf-report binary, end to end: the demo, then summary and build on what it left.
+import Foundation
+import Testing
+
+@Suite struct EndToEndTests {
+    @Test func demoThenSummaryThenBuildWithTheRealBinary() throws {
+        let directory = try CLIFixture.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (demoOut, demoErr, demoStatus) = try CLIFixture.runBinary(["demo", "--dir", "data"], in: directory)
+        #expect(demoStatus == 0, "stderr: \(demoErr)")
+        #expect(demoOut.contains("HANGS: 1 (0 fatal"), "\(demoOut)")
+        #expect(demoOut.contains("DemoWorkload.parseHugeFeed()"), "the hang's culprit: \(demoOut)")
+        #expect(demoOut.contains("demo.renderFrame"))
+        #expect(demoErr.contains("perf-report demo: "), "progress goes to stderr")
+        let report = directory.appendingPathComponent("performance-report.json")
+        #expect(FileManager.default.fileExists(atPath: report.path))
+
+        let (summaryOut, _, summaryStatus) = try CLIFixture.runBinary(
+            ["summary", report.path, "--format", "json"], in: directory)
+        #expect(summaryStatus == 0)
+        #expect(summaryOut.contains("\"schema\":\"perf-report-summary\""))
+
+        // Building again from the demo's directory gives the demo's report, byte for byte.
+        let (_, buildErr, buildStatus) = try CLIFixture.runBinary(
+            ["build", "--dir", "data", "-o", "again.json"], in: directory)
+        #expect(buildStatus == 0, "\(buildErr)")
+        #expect(try Data(contentsOf: directory.appendingPathComponent("again.json")) == Data(contentsOf: report))
+
+        let (_, missingErr, missingStatus) = try CLIFixture.runBinary(["build", "--dir", "nope"], in: directory)
+        #expect(missingStatus == 3)
+        #expect(missingErr.hasPrefix("perf-report: cannot read data directory '"))
+        #expect(missingErr.hasSuffix("/nope': no such directory\n"))
+        let (_, usageErr, usageStatus) = try CLIFixture.runBinary(["summary"], in: directory)
+        #expect(usageStatus == 2)
+        #expect(usageErr.hasPrefix("Error: "))
+    }
+}
