@@ -34,7 +34,9 @@ let package = Package(
             // perf-bench holds the crash child's payload format and kill loop the SIGKILL test shares.
             name: "JournalKitTests", dependencies: ["JournalKit", "CPerfShims", "CPerfAllocCounter", "perf-bench"], swiftSettings: strict),
         .testTarget(name: "PerfCoreTests", dependencies: ["PerfCore", "JournalKit", "CPerfShims", "CPerfAllocCounter"], swiftSettings: strict),
-        .testTarget(name: "PerfTests", dependencies: ["Perf", "PerfCore", "JournalKit", "CPerfShims", "CPerfAllocCounter"], swiftSettings: strict),
+        .testTarget(
+            name: "PerfTests", dependencies: ["Perf", "PerfCore", "JournalKit", "CPerfShims", "CPerfAllocCounter"],
+            exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(name: "PerfReportCLITests", dependencies: ["PerfReportCLI"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
