@@ -17,13 +17,16 @@ enum DemoCommand {
 
     static func run(_ parsed: CommandSpec.Parsed, progress: (String) -> Void) -> CommandResult {
         let directory: URL
+        // A directory the demo made for itself is removed once the report holds its contents.
+        let temporary = parsed.values["dir"] == nil
         if let given = parsed.values["dir"] {
             directory = URL(fileURLWithPath: given)
         } else {
             directory = FileManager.default.temporaryDirectory.appendingPathComponent(
                 "perf-demo-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         }
-        let output = URL(fileURLWithPath: parsed.values["output"] ?? Perf.ReportBuilder.fileName)
+        let shownOutput = parsed.values["output"] ?? Perf.ReportBuilder.fileName
+        let output = URL(fileURLWithPath: shownOutput)
         guard !Perf.isInstalled else {
             return CommandResult(
                 stderr: "perf-report: the demo installs Perf itself; Perf is already installed in this process\n",
@@ -58,12 +61,14 @@ enum DemoCommand {
         let noteLines =
             (try? Perf.LedgerReader(directory: directory).readAll().events)?
             .filter { $0.kind == .note }.count ?? 0
+        if temporary { try? FileManager.default.removeItem(at: directory) }
         text +=
             "\nNOTES: \(notes) demo.socket.reconnect notes in a burst left \(noteLines) ledger line(s): "
             + "the same-name floor (30 s) keeps a storm from flooding the ledger.\n"
-        text += "\nData directory: \(directory.path)\nReport: \(output.path)\n"
+        if !temporary { text += "\nData directory: \(directory.path)" }
+        text += "\nReport: \(shownOutput)\n"
         if !hangCaught { text += "(the watchdog did not report the injected hang in time on this machine)\n" }
-        text += "Next: perf-report summary \(output.path) --format json\n"
+        text += "Next: perf-report summary \(shownOutput) --format json\n"
         return CommandResult(stdout: text)
     }
 

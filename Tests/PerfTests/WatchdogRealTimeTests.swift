@@ -39,153 +39,157 @@ func watchdogTestBlockForMilliseconds(_ milliseconds: Int) -> (start: UInt64, en
     return (start, DispatchTime.now().uptimeNanoseconds)
 }
 
-@Suite(.serialized) struct WatchdogRealTimeTests {
-    private func makeWatchdog(
-        _ queue: DispatchQueue, _ collector: EpisodeCollector
-    ) -> Perf.HangWatchdog {
-        var configuration = Perf.HangWatchdog.Configuration()
-        configuration.startupGrace = .zero
-        configuration.onEpisode = { collector.append($0) }
-        return Perf.HangWatchdog(monitoring: .queue(queue), configuration: configuration)
-    }
-
-    @Test(arguments: [300, 1_000])
-    func injectedBlockIsExactlyOneHangWithBoundsAndTheStuckFunction(milliseconds: Int) async throws {
-        let queue = DispatchQueue(label: "watchdog-test-\(milliseconds)")
-        let collector = EpisodeCollector()
-        let watchdog = makeWatchdog(queue, collector)
-        watchdog.start()
-        defer { watchdog.stop() }
-        // Let a few pings through so the watchdog knows which threads serve the queue.
-        #expect(try await waitUntil(seconds: 5) { watchdog.statistics.pingsSent >= 6 })
-        let measured = Mutex<(start: UInt64, end: UInt64)?>(nil)
-        queue.async {
-            let span = watchdogTestBlockForMilliseconds(milliseconds)
-            measured.withLock { $0 = span }
+/// Nested in the serialized global-state suite: these tests install the process-wide hang
+/// handler, which `Perf.install`/`shutdown` in the facade suites also set and clear.
+extension PerfGlobalStateTests {
+    @Suite struct WatchdogRealTimeTests {
+        private func makeWatchdog(
+            _ queue: DispatchQueue, _ collector: EpisodeCollector
+        ) -> Perf.HangWatchdog {
+            var configuration = Perf.HangWatchdog.Configuration()
+            configuration.startupGrace = .zero
+            configuration.onEpisode = { collector.append($0) }
+            return Perf.HangWatchdog(monitoring: .queue(queue), configuration: configuration)
         }
-        #expect(try await waitUntil(seconds: 10) { collector.all.contains { $0.kind == .hang } })
-        // A few more pings: a second episode (backlog split in two) would show up here.
-        let pings = watchdog.statistics.pingsSent
-        #expect(try await waitUntil(seconds: 5) { watchdog.statistics.pingsSent >= pings + 4 })
-        watchdog.stop()
-        // Hangs only: on a shared 2-core host the scheduler alone can cause a real hitch.
-        let episodes = collector.all.filter { $0.kind == .hang }
-        #expect(episodes.count == 1, "\(collector.all)")
-        let episode = try #require(episodes.first)
-        let span = try #require(measured.withLock { $0 })
-        let actualMs = Double(span.end - span.start) / 1e6
-        #expect(episode.kind == .hang)
-        #expect(episode.suppressed == nil)
-        #expect(episode.lowerMs <= actualMs + 5, "lower \(episode.lowerMs) actual \(actualMs)")
-        #expect(episode.upperMs >= actualMs - 5, "upper \(episode.upperMs) actual \(actualMs)")
-        #expect(abs(episode.lowerMs - actualMs) <= 60 && abs(episode.upperMs - actualMs) <= 60)
-        #expect(episode.samplesTaken >= 1)
-        let stuck = episode.stuckFrames.compactMap(\.symbol)
-        #expect(stuck.contains { $0.contains("watchdogTestBlockForMilliseconds") }, "\(episode.stuckFrames)")
-        #expect(episode.culprit?.symbol?.contains("watchdogTestBlockForMilliseconds") == true)
-        #expect(episode.stackQuality == .full)
-        #expect(episode.thread?.tid != nil)
-    }
 
-    @Test func idleQueueReportsNothing() async throws {
-        let queue = DispatchQueue(label: "watchdog-test-idle")
-        let collector = EpisodeCollector()
-        let watchdog = makeWatchdog(queue, collector)
-        watchdog.start()
-        // 40 pings at 50 ms: two seconds of an idle queue.
-        #expect(try await waitUntil(seconds: 10) { watchdog.statistics.pingsSent >= 40 })
-        watchdog.stop()
-        #expect(collector.all.isEmpty, "\(collector.all)")
-        let statistics = watchdog.statistics
-        #expect(statistics.cpuNanos > 0)
-        #expect(!watchdog.isRunning)
-    }
-
-    @Test func stopJoinsTheThreadAndNothingTicksAfterwards() async throws {
-        let collector = EpisodeCollector()
-        let watchdog = makeWatchdog(DispatchQueue(label: "watchdog-test-stop"), collector)
-        watchdog.start()
-        #expect(try await waitUntil(seconds: 5) { watchdog.statistics.ticks >= 2 })
-        watchdog.stop()
-        let ticks = watchdog.statistics.ticks
-        // Another watchdog running for a few ticks gives the stopped one every chance to tick.
-        let other = makeWatchdog(DispatchQueue(label: "watchdog-test-other"), collector)
-        other.start()
-        #expect(try await waitUntil(seconds: 5) { other.statistics.ticks >= 3 })
-        other.stop()
-        #expect(watchdog.statistics.ticks == ticks)
-    }
-
-    @Test func sigstopOfALoadedChildReportsNoHang() async throws {
-        let lines = try WatchdogChild.run(["child", "watchdog"]) { pid in
-            // Holding the stop for 2 s is the scenario itself, not synchronisation.
-            usleep(300_000)
-            kill(pid, SIGSTOP)
-            usleep(2_000_000)
-            kill(pid, SIGCONT)
-            usleep(700_000)
+        @Test(arguments: [300, 1_000])
+        func injectedBlockIsExactlyOneHangWithBoundsAndTheStuckFunction(milliseconds: Int) async throws {
+            let queue = DispatchQueue(label: "watchdog-test-\(milliseconds)")
+            let collector = EpisodeCollector()
+            let watchdog = makeWatchdog(queue, collector)
+            watchdog.start()
+            defer { watchdog.stop() }
+            // Let a few pings through so the watchdog knows which threads serve the queue.
+            #expect(try await waitUntil(seconds: 5) { watchdog.statistics.pingsSent >= 6 })
+            let measured = Mutex<(start: UInt64, end: UInt64)?>(nil)
+            queue.async {
+                let span = watchdogTestBlockForMilliseconds(milliseconds)
+                measured.withLock { $0 = span }
+            }
+            #expect(try await waitUntil(seconds: 10) { collector.all.contains { $0.kind == .hang } })
+            // A few more pings: a second episode (backlog split in two) would show up here.
+            let pings = watchdog.statistics.pingsSent
+            #expect(try await waitUntil(seconds: 5) { watchdog.statistics.pingsSent >= pings + 4 })
+            watchdog.stop()
+            // Hangs only: on a shared 2-core host the scheduler alone can cause a real hitch.
+            let episodes = collector.all.filter { $0.kind == .hang }
+            #expect(episodes.count == 1, "\(collector.all)")
+            let episode = try #require(episodes.first)
+            let span = try #require(measured.withLock { $0 })
+            let actualMs = Double(span.end - span.start) / 1e6
+            #expect(episode.kind == .hang)
+            #expect(episode.suppressed == nil)
+            #expect(episode.lowerMs <= actualMs + 5, "lower \(episode.lowerMs) actual \(actualMs)")
+            #expect(episode.upperMs >= actualMs - 5, "upper \(episode.upperMs) actual \(actualMs)")
+            #expect(abs(episode.lowerMs - actualMs) <= 60 && abs(episode.upperMs - actualMs) <= 60)
+            #expect(episode.samplesTaken >= 1)
+            let stuck = episode.stuckFrames.compactMap(\.symbol)
+            #expect(stuck.contains { $0.contains("watchdogTestBlockForMilliseconds") }, "\(episode.stuckFrames)")
+            #expect(episode.culprit?.symbol?.contains("watchdogTestBlockForMilliseconds") == true)
+            #expect(episode.stackQuality == .full)
+            #expect(episode.thread?.tid != nil)
         }
-        let episodes = lines.filter { $0.hasPrefix("episode") }
-        #expect(lines.contains("done"), "\(lines)")
-        // No hang blamed on the queue (a real scheduler hitch on a shared host is not the point).
-        #expect(episodes.filter { $0.contains("kind=hang suppressed=none") }.isEmpty, "\(episodes)")
-        #expect(episodes.contains { $0.contains("suppressed=stopped") }, "\(episodes)")
-    }
 
-    @Test func foreignSigprofHandlerIsLeftAloneAndStacksAreUnavailable() async throws {
-        let lines = try WatchdogChild.run(["child", "watchdog", "foreign-sigprof", "block=400"]) { _ in
-            usleep(1_300_000)  // the block starts 0.5 s in and lasts 0.4 s
+        @Test func idleQueueReportsNothing() async throws {
+            let queue = DispatchQueue(label: "watchdog-test-idle")
+            let collector = EpisodeCollector()
+            let watchdog = makeWatchdog(queue, collector)
+            watchdog.start()
+            // 40 pings at 50 ms: two seconds of an idle queue.
+            #expect(try await waitUntil(seconds: 10) { watchdog.statistics.pingsSent >= 40 })
+            watchdog.stop()
+            #expect(collector.all.isEmpty, "\(collector.all)")
+            let statistics = watchdog.statistics
+            #expect(statistics.cpuNanos > 0)
+            #expect(!watchdog.isRunning)
         }
-        let episodes = lines.filter { $0.hasPrefix("episode kind=hang") }
-        #expect(episodes.count == 1, "\(lines)")
-        #expect(episodes.first?.contains("quality=unavailable(SIGPROF in use") == true, "\(episodes)")
-    }
 
-    @Test func mainQueueAfterDispatchMainIsSampledOnTheThreadThatServesIt() async throws {
-        // dispatchMain() exits the main thread; a worker drains the main queue. The watchdog must
-        // sample that worker, not the main thread's tid.
-        let lines = try WatchdogChild.run(["child", "watchdog", "main", "block=400"]) { _ in
-            usleep(1_300_000)  // the block starts 0.5 s in and lasts 0.4 s
+        @Test func stopJoinsTheThreadAndNothingTicksAfterwards() async throws {
+            let collector = EpisodeCollector()
+            let watchdog = makeWatchdog(DispatchQueue(label: "watchdog-test-stop"), collector)
+            watchdog.start()
+            #expect(try await waitUntil(seconds: 5) { watchdog.statistics.ticks >= 2 })
+            watchdog.stop()
+            let ticks = watchdog.statistics.ticks
+            // Another watchdog running for a few ticks gives the stopped one every chance to tick.
+            let other = makeWatchdog(DispatchQueue(label: "watchdog-test-other"), collector)
+            other.start()
+            #expect(try await waitUntil(seconds: 5) { other.statistics.ticks >= 3 })
+            other.stop()
+            #expect(watchdog.statistics.ticks == ticks)
         }
-        let episodes = lines.filter { $0.hasPrefix("episode kind=hang") }
-        #expect(episodes.count == 1, "\(lines)")
-        let episode = try #require(episodes.first)
-        #expect(episode.contains("kind=hang") && episode.contains("quality=full"), "\(episode)")
-        // Release builds may name a specialisation: "function signature specialization … of static …".
-        #expect(episode.contains("perf_bench.WatchdogCrashChild.blockInjected"), "\(episode)")
-        // Sleeping in nanosleep, or running its loop check at the instant of the sample.
-        #expect(episode.contains("/S/") || episode.contains("/R/"), "\(episode)")
-    }
 
-    @Test func customTargetAndInProgressReports() async throws {
-        let queue = DispatchQueue(label: "watchdog-test-custom")
-        let collector = EpisodeCollector()
-        let handler = RecordingHangHandler()
-        HangReporting.install(handler)
-        defer { HangReporting.install(nil) }
-        let fatal = EpisodeCollector()
-        var configuration = Perf.HangWatchdog.Configuration()
-        configuration.startupGrace = .zero
-        configuration.fatalAfter = .milliseconds(1_100)
-        configuration.onFatal = { fatal.append($0) }
-        configuration.onEpisode = { collector.append($0) }
-        let watchdog = Perf.HangWatchdog(
-            monitoring: .custom(name: "event-loop", enqueue: { queue.async(execute: $0) }),
-            configuration: configuration)
-        watchdog.start()
-        defer { watchdog.stop() }
-        #expect(try await waitUntil(seconds: 5) { watchdog.statistics.pingsSent >= 6 })
-        queue.async { _ = watchdogTestBlockForMilliseconds(1_300) }
-        #expect(try await waitUntil(seconds: 10) { collector.all.contains { $0.kind == .hang } })
-        watchdog.stop()
-        let ended = try #require(collector.all.first { $0.kind == .hang })
-        #expect(ended.targetName == "event-loop")
-        #expect(ended.fatal)
-        #expect(handler.ended.filter { $0.kind == .hang }.map(\.id) == [ended.id])
-        let ongoing = try #require(handler.ongoing.first)
-        #expect(ongoing.id == ended.id && ongoing.inProgress && ongoing.lowerMs >= 1_000)
-        #expect(ongoing.stuckFrames.contains { $0.symbol?.contains("watchdogTestBlockForMilliseconds") == true })
-        #expect(fatal.all.count == 1 && fatal.all.first?.fatal == true)
+        @Test func sigstopOfALoadedChildReportsNoHang() async throws {
+            let lines = try WatchdogChild.run(["child", "watchdog"]) { pid in
+                // Holding the stop for 2 s is the scenario itself, not synchronisation.
+                usleep(300_000)
+                kill(pid, SIGSTOP)
+                usleep(2_000_000)
+                kill(pid, SIGCONT)
+                usleep(700_000)
+            }
+            let episodes = lines.filter { $0.hasPrefix("episode") }
+            #expect(lines.contains("done"), "\(lines)")
+            // No hang blamed on the queue (a real scheduler hitch on a shared host is not the point).
+            #expect(episodes.filter { $0.contains("kind=hang suppressed=none") }.isEmpty, "\(episodes)")
+            #expect(episodes.contains { $0.contains("suppressed=stopped") }, "\(episodes)")
+        }
+
+        @Test func foreignSigprofHandlerIsLeftAloneAndStacksAreUnavailable() async throws {
+            let lines = try WatchdogChild.run(["child", "watchdog", "foreign-sigprof", "block=400"]) { _ in
+                usleep(1_300_000)  // the block starts 0.5 s in and lasts 0.4 s
+            }
+            let episodes = lines.filter { $0.hasPrefix("episode kind=hang") }
+            #expect(episodes.count == 1, "\(lines)")
+            #expect(episodes.first?.contains("quality=unavailable(SIGPROF in use") == true, "\(episodes)")
+        }
+
+        @Test func mainQueueAfterDispatchMainIsSampledOnTheThreadThatServesIt() async throws {
+            // dispatchMain() exits the main thread; a worker drains the main queue. The watchdog must
+            // sample that worker, not the main thread's tid.
+            let lines = try WatchdogChild.run(["child", "watchdog", "main", "block=400"]) { _ in
+                usleep(1_300_000)  // the block starts 0.5 s in and lasts 0.4 s
+            }
+            let episodes = lines.filter { $0.hasPrefix("episode kind=hang") }
+            #expect(episodes.count == 1, "\(lines)")
+            let episode = try #require(episodes.first)
+            #expect(episode.contains("kind=hang") && episode.contains("quality=full"), "\(episode)")
+            // Release builds may name a specialisation: "function signature specialization … of static …".
+            #expect(episode.contains("perf_bench.WatchdogCrashChild.blockInjected"), "\(episode)")
+            // Sleeping in nanosleep, or running its loop check at the instant of the sample.
+            #expect(episode.contains("/S/") || episode.contains("/R/"), "\(episode)")
+        }
+
+        @Test func customTargetAndInProgressReports() async throws {
+            let queue = DispatchQueue(label: "watchdog-test-custom")
+            let collector = EpisodeCollector()
+            let handler = RecordingHangHandler()
+            HangReporting.install(handler)
+            defer { HangReporting.install(nil) }
+            let fatal = EpisodeCollector()
+            var configuration = Perf.HangWatchdog.Configuration()
+            configuration.startupGrace = .zero
+            configuration.fatalAfter = .milliseconds(1_100)
+            configuration.onFatal = { fatal.append($0) }
+            configuration.onEpisode = { collector.append($0) }
+            let watchdog = Perf.HangWatchdog(
+                monitoring: .custom(name: "event-loop", enqueue: { queue.async(execute: $0) }),
+                configuration: configuration)
+            watchdog.start()
+            defer { watchdog.stop() }
+            #expect(try await waitUntil(seconds: 5) { watchdog.statistics.pingsSent >= 6 })
+            queue.async { _ = watchdogTestBlockForMilliseconds(1_300) }
+            #expect(try await waitUntil(seconds: 10) { collector.all.contains { $0.kind == .hang } })
+            watchdog.stop()
+            let ended = try #require(collector.all.first { $0.kind == .hang })
+            #expect(ended.targetName == "event-loop")
+            #expect(ended.fatal)
+            #expect(handler.ended.filter { $0.kind == .hang }.map(\.id) == [ended.id])
+            let ongoing = try #require(handler.ongoing.first)
+            #expect(ongoing.id == ended.id && ongoing.inProgress && ongoing.lowerMs >= 1_000)
+            #expect(ongoing.stuckFrames.contains { $0.symbol?.contains("watchdogTestBlockForMilliseconds") == true })
+            #expect(fatal.all.count == 1 && fatal.all.first?.fatal == true)
+        }
     }
 }
 
