@@ -93,6 +93,7 @@ enum LedgerLines {
 
     static func milliseconds(_ wallNanos: UInt64) -> Int64 { Int64(wallNanos / 1_000_000) }
 
-    /// Nanoseconds as milliseconds with microsecond resolution.
-    static func ms(_ nanos: UInt64) -> Double { (Double(nanos) / 1_000).rounded() / 1_000 }
+    /// Nanoseconds as milliseconds, unrounded: a span over a tiny budget must still read as over
+    /// it (rounding to the microsecond made a 0.3 µs span over a 0 ms budget read as 0 ms).
+    static func ms(_ nanos: UInt64) -> Double { Double(nanos) / 1_000_000 }
 }
