@@ -73,6 +73,27 @@ extension Perf {
             /// The budget's message, shown on a breach.
             public var message: String?
 
+            /// Creates a check.
+            public init(
+                subject: String, metric: String, kind: Kind, status: Status, level: Budgets.Level,
+                unit: BudgetQuantity.Unit, current: Double? = nil, baseline: Double? = nil, samples: Int64? = nil,
+                expectation: String, rule: String? = nil, site: String? = nil, message: String? = nil
+            ) {
+                self.subject = subject
+                self.metric = metric
+                self.kind = kind
+                self.status = status
+                self.level = level
+                self.unit = unit
+                self.current = current
+                self.baseline = baseline
+                self.samples = samples
+                self.expectation = expectation
+                self.rule = rule
+                self.site = site
+                self.message = message
+            }
+
             /// `current - baseline`.
             public var delta: Double? {
                 guard let current, let baseline else { return nil }
