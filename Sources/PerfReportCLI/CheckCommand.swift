@@ -77,7 +77,9 @@ enum CheckCommand {
             }
             var current = Perf.ReportFigures.aggregate(runs, by: aggregation)
             current.path = parsed.positionals[0]
-            verdict = try Perf.BudgetCheck(budgets: budgets, options: options).run(current: current, baseline: baseline)
+            var checked = try Perf.BudgetCheck(budgets: budgets, options: options).run(current: current, baseline: baseline)
+            checked.reports = runs.map(\.path)
+            verdict = checked
         } catch {
             return fail(PerfReportCommand.invalidInput(error))
         }

@@ -79,6 +79,10 @@ import Testing
         let run3 = try CheckFixture.write(fast, "run3.json", in: directory)
         let median = PerfReportCommand.run(["check", head, "--budgets", budgets, "--current", run2, "--current=\(run3)"])
         #expect(median.status == 0, "\(median.stderr)")
+        let verdict = PerfReportCommand.run(
+            ["check", head, "--budgets", budgets, "--current", run2, "--current", run3, "--format", "json"])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(verdict.stdout.utf8)) as? [String: Any])
+        #expect(object["reports"] as? [String] == [head, run2, run3])
         let pessimistic = PerfReportCommand.run(
             ["check", head, "--budgets", budgets, "--current", run2, "--current", run3, "--aggregate", "pessimistic"])
         #expect(pessimistic.status == 1)
@@ -92,6 +96,10 @@ import Testing
         #expect(help.stdout.contains("--fail-on-improvement") && help.stdout.contains("--allow-debug"))
         #expect(help.stdout.hasPrefix("OVERVIEW: Check a performance report against budgets and a baseline."))
         #expect(help.stdout.contains("  4  incomplete data where the budgets demand it"))
+        let compareHelp = PerfReportCommand.run(["compare", "-h"])
+        #expect(compareHelp.stdout.hasPrefix("OVERVIEW: Compare two performance reports span by span."))
+        #expect(compareHelp.stdout.contains("USAGE: perf-report compare <base> <head>"))
+        #expect(compareHelp.stdout.contains("ARGUMENTS:\n  <base>"))
     }
 
     @Test func debugReportsNeedAllowDebugForTimeBudgets() throws {

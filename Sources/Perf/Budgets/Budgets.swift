@@ -77,8 +77,8 @@ extension Perf {
             public var onMissing: Level = .error
             /// What a statistic with too few samples is: `error` makes it exit 4.
             public var onInsufficient: Level = .warn
-            /// The minimum samples for every metric; nil is `"auto"` (see
-            /// ``BudgetMetric/automaticMinimumSamples``).
+            /// The minimum samples of the percentile metrics (the others are facts, not
+            /// estimates); nil is `"auto"` (see ``BudgetMetric/automaticMinimumSamples``).
             public var minSamples: Int64?
             /// The regression policy.
             public var regression = RegressionPolicy()
