@@ -31,7 +31,8 @@ enum CheckCommand {
 
     static var help: String {
         spec.help.replacingOccurrences(
-            of: "  -h, --help", with: CommandSpec.helpLine("--fail-on-improvement", "An improvement fails the check too.")
+            of: "  -h, --help",
+            with: CommandSpec.helpLine("--fail-on-improvement", "An improvement fails the check too.")
                 + CommandSpec.helpLine("--allow-debug", "Check absolute time budgets on a debug build.")
                 + "  -h, --help")
     }
@@ -54,7 +55,9 @@ enum CheckCommand {
         if parsed.wantsHelp { return CommandResult(stdout: help) }
         let format = parsed.values["format"] ?? "text"
         guard VerdictOutput.formats.contains(format) else {
-            return fail(PerfReportCommand.usageError("'--format' must be one of text, json, github, junit, markdown, not '\(format)'", spec))
+            return fail(
+                PerfReportCommand.usageError(
+                    "'--format' must be one of text, json, github, junit, markdown, not '\(format)'", spec))
         }
         guard let aggregation = Perf.ReportFigures.Aggregation(rawValue: parsed.values["aggregate"] ?? "median") else {
             return fail(PerfReportCommand.usageError("'--aggregate' must be median, optimistic or pessimistic", spec))
@@ -77,7 +80,8 @@ enum CheckCommand {
             }
             var current = Perf.ReportFigures.aggregate(runs, by: aggregation)
             current.path = parsed.positionals[0]
-            var checked = try Perf.BudgetCheck(budgets: budgets, options: options).run(current: current, baseline: baseline)
+            var checked = try Perf.BudgetCheck(budgets: budgets, options: options).run(
+                current: current, baseline: baseline)
             checked.reports = runs.map(\.path)
             verdict = checked
         } catch {

@@ -41,7 +41,9 @@ enum CompareCommand {
         if parsed.wantsHelp { return CommandResult(stdout: help) }
         let format = parsed.values["format"] ?? "text"
         guard VerdictOutput.formats.contains(format) else {
-            return fail(PerfReportCommand.usageError("'--format' must be one of text, json, github, junit, markdown, not '\(format)'", spec))
+            return fail(
+                PerfReportCommand.usageError(
+                    "'--format' must be one of text, json, github, junit, markdown, not '\(format)'", spec))
         }
         var policy = Perf.Budgets.RegressionPolicy()
         if let text = parsed.values["max-increase"] {

@@ -15,7 +15,8 @@ enum VerdictOutput {
     }
 
     /// Takes `flags` (e.g. `--allow-debug`) and every `--<repeatable> value` out of `arguments`.
-    static func extract(_ arguments: [String], flags: Set<String>, repeatable: String) -> Result<Extracted, UsageError> {
+    static func extract(_ arguments: [String], flags: Set<String>, repeatable: String) -> Result<Extracted, UsageError>
+    {
         var extracted = Extracted()
         var index = 0
         while index < arguments.count {
@@ -92,7 +93,8 @@ enum VerdictOutput {
         default: break
         }
         if command == "compare", format == "text" { result.stdout = verdict.comparisonTable }
-        result.stderr += format == "text" ? verdict.text(command: command) : verdict.summaryLine(command: command) + "\n"
+        result.stderr +=
+            format == "text" ? verdict.text(command: command) : verdict.summaryLine(command: command) + "\n"
         if let output, let problem = write(verdict.json(command: command), to: output) {
             result.stderr += "perf-report: \(problem)\n"
             result.status = ExitCode.invalidInput
@@ -125,7 +127,9 @@ enum VerdictOutput {
         let parts = fileID.split(separator: "/", maxSplits: 1).map(String.init)
         guard parts.count == 2 else { return nil }
         let folder = "Sources/\(parts[0])"
-        if FileManager.default.fileExists(atPath: root + "/" + folder + "/" + parts[1]) { return folder + "/" + parts[1] }
+        if FileManager.default.fileExists(atPath: root + "/" + folder + "/" + parts[1]) {
+            return folder + "/" + parts[1]
+        }
         guard let walker = FileManager.default.enumerator(atPath: root + "/" + folder) else { return nil }
         while let relative = walker.nextObject() as? String {
             if relative == parts[1] || relative.hasSuffix("/" + parts[1]) { return folder + "/" + relative }

@@ -62,9 +62,12 @@ import Testing
     @Test func aBreachedCheckPrintsTheIssueLineOnStderr() throws {
         let (directory, head, base, budgets) = try scenario()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let (_, stderr, status) = try CLIFixture.runBinary(["check", head, "--budgets", budgets, "--baseline", base], in: directory)
+        let (_, stderr, status) = try CLIFixture.runBinary(
+            ["check", head, "--budgets", budgets, "--baseline", base], in: directory)
         #expect(status == 1)
-        #expect(stderr.hasPrefix("✘ api.get p95 (error): expected ≤ 800ms, found 912ms (n=240) · baseline 798ms · +14.3%\n"))
+        #expect(
+            stderr.hasPrefix("✘ api.get p95 (error): expected ≤ 800ms, found 912ms (n=240) · baseline 798ms · +14.3%\n")
+        )
     }
 
     @Test func currentRunsAggregateAndFlagsParse() throws {
@@ -77,7 +80,9 @@ import Testing
         ])
         let run2 = try CheckFixture.write(fast, "run2.json", in: directory)
         let run3 = try CheckFixture.write(fast, "run3.json", in: directory)
-        let median = PerfReportCommand.run(["check", head, "--budgets", budgets, "--current", run2, "--current=\(run3)"])
+        let median = PerfReportCommand.run([
+            "check", head, "--budgets", budgets, "--current", run2, "--current=\(run3)",
+        ])
         #expect(median.status == 0, "\(median.stderr)")
         let verdict = PerfReportCommand.run(
             ["check", head, "--budgets", budgets, "--current", run2, "--current", run3, "--format", "json"])
@@ -141,7 +146,9 @@ import Testing
                     let position = Int.random(in: 0..<bytes.count, using: &random)
                     switch Int.random(in: 0..<4, using: &random) {
                     case 0: bytes[position] = UInt8.random(in: 0...255, using: &random)
-                    case 1: bytes.removeSubrange(position..<Swift.min(bytes.count, position + Int.random(in: 1...20, using: &random)))
+                    case 1:
+                        bytes.removeSubrange(
+                            position..<Swift.min(bytes.count, position + Int.random(in: 1...20, using: &random)))
                     case 2: bytes.insert(contentsOf: Array(fragments.randomElement(using: &random)!.utf8), at: position)
                     default: bytes = Array(bytes.prefix(position))
                     }
@@ -159,7 +166,9 @@ import Testing
                 #expect(result.stdout.hasPrefix("{\"baseline\":"), "seed \(seed), iteration \(iteration)")
             }
             let unparsable = (try? JSONSerialization.jsonObject(with: Data(mutateBudgets ? budgets : report))) == nil
-            if unparsable { #expect(result.status == 3, "seed \(seed), iteration \(iteration): unparsable input must exit 3") }
+            if unparsable {
+                #expect(result.status == 3, "seed \(seed), iteration \(iteration): unparsable input must exit 3")
+            }
         }
     }
 }

@@ -47,7 +47,8 @@ import Testing
         #else
             // Without an XML parser: every element opened is closed, in order.
             #expect(xml.components(separatedBy: "<testcase ").count - 1 == 8)
-            #expect(xml.components(separatedBy: "<testsuite ").count == xml.components(separatedBy: "</testsuite>").count)
+            #expect(
+                xml.components(separatedBy: "<testsuite ").count == xml.components(separatedBy: "</testsuite>").count)
         #endif
     }
 
@@ -55,7 +56,8 @@ import Testing
         let xml = Perf.BudgetVerdict(
             checks: [
                 Perf.BudgetVerdict.Check(
-                    subject: "a<b>&\"c'\u{1}", metric: "count", kind: .limit, status: .fail, level: .error, unit: .count,
+                    subject: "a<b>&\"c'\u{1}", metric: "count", kind: .limit, status: .fail, level: .error,
+                    unit: .count,
                     current: 2, expectation: "≤ 1", message: "]]> <x/>")
             ], reports: ["r"]
         ).junit()
@@ -63,7 +65,8 @@ import Testing
         #expect(!xml.contains("\u{1}"))
         #if canImport(FoundationXML)
             let document = try XMLDocument(data: Data(xml.utf8), options: [])
-            let testcase = try #require(document.rootElement()?.elements(forName: "testsuite").first?.elements(forName: "testcase").first)
+            let testcase = try #require(
+                document.rootElement()?.elements(forName: "testsuite").first?.elements(forName: "testcase").first)
             #expect(testcase.attribute(forName: "classname")?.stringValue == "a<b>&\"c'")
         #endif
     }
@@ -86,7 +89,10 @@ import Testing
         let notices = lines.filter { $0.hasPrefix("::notice ") }
         #expect(notices.count == 1)
         #expect(notices.first?.contains("15 more annotations not shown") == true)
-        #expect(lines.first == "::error file=App/File.swift,line=1,title=perf%3A span0 count::✘ span0 count (error): expected ≤ 1, found 2")
+        #expect(
+            lines.first
+                == "::error file=App/File.swift,line=1,title=perf%3A span0 count::✘ span0 count (error): expected ≤ 1, found 2"
+        )
     }
 
     @Test func githubFormatAppendsTheMarkdownSummaryWhenAsked() throws {
@@ -114,7 +120,8 @@ import Testing
         try FileManager.default.createDirectory(
             at: directory.appendingPathComponent("Sources/App/Net"), withIntermediateDirectories: true)
         try CheckFixture.write("", "Sources/App/Net/API.swift", in: directory)
-        #expect(VerdictOutput.sourcePath(forFileID: "App/API.swift", root: directory.path) == "Sources/App/Net/API.swift")
+        #expect(
+            VerdictOutput.sourcePath(forFileID: "App/API.swift", root: directory.path) == "Sources/App/Net/API.swift")
         #expect(VerdictOutput.sourcePath(forFileID: "App/Gone.swift", root: directory.path) == nil)
     }
 }

@@ -11,7 +11,9 @@ enum CheckFixture {
     }
 
     /// A minimal valid performance-report.json.
-    static func report(_ spans: [String: Span], hangs: Int = 0, build: String = "release", cpu: String = "cpu-a") -> String {
+    static func report(_ spans: [String: Span], hangs: Int = 0, build: String = "release", cpu: String = "cpu-a")
+        -> String
+    {
         var spanObjects: [String: Any] = [:]
         for (name, span) in spans {
             spanObjects[name] = [

@@ -8,7 +8,8 @@ import Testing
         _ json: String, _ head: Perf.ReportFigures, baseline: Perf.ReportFigures? = nil,
         options: Perf.BudgetCheck.Options = .init()
     ) throws -> Perf.BudgetVerdict {
-        try Perf.BudgetCheck(budgets: BudgetFixture.budgets(json), options: options).run(current: head, baseline: baseline)
+        try Perf.BudgetCheck(budgets: BudgetFixture.budgets(json), options: options).run(
+            current: head, baseline: baseline)
     }
 
     @Test func aLaterRuleOverridesAnEarlierOnePerMetric() throws {
@@ -60,7 +61,8 @@ import Testing
 
     @Test func levelsWarnAndOff() throws {
         let head = BudgetFixture.figures(["s": BudgetFixture.span(count: 5)])
-        let warned = try run(#"{"version":1,"spans":[{"match":"s","level":"warn","limits":{"count":{"max":1}}}]}"#, head)
+        let warned = try run(
+            #"{"version":1,"spans":[{"match":"s","level":"warn","limits":{"count":{"max":1}}}]}"#, head)
         #expect(BudgetFixture.check(warned, "s", "count")?.status == .warn)
         #expect(warned.exitCode == 0)
         #expect(warned.outcome == .warn)
@@ -72,7 +74,8 @@ import Testing
     @Test(arguments: [(Perf.BudgetMetric.p50, 10), (.p90, 50), (.p95, 100), (.p99, 500), (.max, 1)])
     func minimumSamplesAreAboutFiveBeyondTheQuantile(metric: Perf.BudgetMetric, needed: Int) throws {
         #expect(metric.automaticMinimumSamples == Int64(needed))
-        for (count, expected) in [(needed - 1, Perf.BudgetVerdict.Status.insufficient), (needed, .pass)] where count > 0 {
+        for (count, expected) in [(needed - 1, Perf.BudgetVerdict.Status.insufficient), (needed, .pass)] where count > 0
+        {
             let head = BudgetFixture.figures(["s": BudgetFixture.span(count: count)])
             let verdict = try run(
                 #"{"version":1,"spans":[{"match":"s","limits":{"\#(metric.rawValue)":{"max":"1s"}}}]}"#, head)

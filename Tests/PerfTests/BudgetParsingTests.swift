@@ -47,11 +47,20 @@ import Testing
 
     /// Each bad file, and the words its error must contain (the rule, the problem).
     @Test(arguments: [
-        (#"{"version":1,"spans":[{"match":"api.*","limits":{"p42":{"max":"1ms"}}}]}"#, ["spans[0] (\"api.*\")", "unknown metric \"p42\""]),
-        (#"{"version":1,"spans":[{"match":"a","limits":{"p95":{"max":800}}}]}"#, ["spans[0] (\"a\")", "is a count, but p95 is a duration"]),
+        (
+            #"{"version":1,"spans":[{"match":"api.*","limits":{"p42":{"max":"1ms"}}}]}"#,
+            ["spans[0] (\"api.*\")", "unknown metric \"p42\""]
+        ),
+        (
+            #"{"version":1,"spans":[{"match":"a","limits":{"p95":{"max":800}}}]}"#,
+            ["spans[0] (\"a\")", "is a count, but p95 is a duration"]
+        ),
         (#"{"version":1,"spans":[{"match":"a","limits":{"count":{"max":"5ms"}}}]}"#, ["spans[0]", "count is a count"]),
         (#"{"version":1,"spans":[{"match":"a","limits":{"p95":{"max":"800"}}}]}"#, ["spans[0]", "not a quantity"]),
-        (#"{"version":1,"spans":[{"match":"a","limits":{"p95":{"max":"1ms","level":"fatal"}}}]}"#, ["spans[0]", "\"off\", \"warn\" or \"error\""]),
+        (
+            #"{"version":1,"spans":[{"match":"a","limits":{"p95":{"max":"1ms","level":"fatal"}}}]}"#,
+            ["spans[0]", "\"off\", \"warn\" or \"error\""]
+        ),
         (#"{"version":1,"spans":[{"match":"a","limit":{}}]}"#, ["spans[0] (\"a\")", "unknown key \"limit\""]),
         (#"{"version":1,"spans":[{"limits":{}}]}"#, ["spans[0]", "needs a \"match\""]),
         (#"{"version":1,"spans":[{"match":"a","limits":{"p95":{"min":"5ms","max":"1ms"}}}]}"#, ["above the maximum"]),

@@ -49,7 +49,9 @@ import Testing
         let budgets = #"""
             {"version":1,"spans":[{"match":"api.get","regression":{"maxIncrease":"50%","minDelta":"1ms","level":"warn"}}]}
             """#
-        #expect(BudgetFixture.check(try verdict(head: 140, base: 100, budgets: budgets), "api.get", "p50", .regression)?.status == .pass)
+        #expect(
+            BudgetFixture.check(try verdict(head: 140, base: 100, budgets: budgets), "api.get", "p50", .regression)?
+                .status == .pass)
         let warned = try verdict(head: 160, base: 100, budgets: budgets)
         #expect(BudgetFixture.check(warned, "api.get", "p50", .regression)?.status == .warn)
         #expect(warned.exitCode == 0)
@@ -57,7 +59,8 @@ import Testing
 
     @Test func aCountFromZeroIsARegressionWhateverTheFloors() throws {
         let budgets = try BudgetFixture.budgets(
-            #"{"version":1,"spans":[{"match":"s","regression":{"stat":"overBudget","maxIncrease":"500%","minDelta":100}}]}"#)
+            #"{"version":1,"spans":[{"match":"s","regression":{"stat":"overBudget","maxIncrease":"500%","minDelta":100}}]}"#
+        )
         let head = BudgetFixture.figures(["s": BudgetFixture.span(count: 100, overBudget: 1)], hangs: 1)
         let base = BudgetFixture.figures(["s": BudgetFixture.span(count: 100, overBudget: 0)], hangs: 0)
         let verdict = try Perf.BudgetCheck(budgets: budgets).run(current: head, baseline: base)
@@ -78,16 +81,15 @@ import Testing
     }
 
     @Test func anEnvironmentMismatchWarnsButDoesNotFail() throws {
-        let budgets = try BudgetFixture.budgets(budgetsJSON)
+        let parsed = try BudgetFixture.budgets(budgets)
         let head = BudgetFixture.figures(["api.get": BudgetFixture.span(count: 200)], cpu: "cpu-a")
         let base = BudgetFixture.figures(["api.get": BudgetFixture.span(count: 200)], cpu: "cpu-b")
-        let verdict = try Perf.BudgetCheck(budgets: budgets).run(current: head, baseline: base)
+        let verdict = try Perf.BudgetCheck(budgets: parsed).run(current: head, baseline: base)
         #expect(verdict.warnings.count == 1)
         #expect(verdict.warnings[0].contains("cpuModel is 'cpu-a', the baseline's is 'cpu-b'"))
         #expect(verdict.outcome == .warn)
         #expect(verdict.exitCode == 0)
     }
-    private var budgetsJSON: String { budgets }
 
     @Test(arguments: [
         (Perf.ReportFigures.Aggregation.median, 20.0), (.optimistic, 10), (.pessimistic, 90),

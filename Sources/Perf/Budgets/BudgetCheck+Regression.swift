@@ -39,7 +39,9 @@ extension Perf.BudgetCheck {
     }
 
     /// `fail`, `improved` or `pass` for a change, before the level is applied.
-    static func change(current: Double, baseline: Double, policy: Perf.Budgets.RegressionPolicy) -> Perf.BudgetVerdict.Status {
+    static func change(current: Double, baseline: Double, policy: Perf.Budgets.RegressionPolicy)
+        -> Perf.BudgetVerdict.Status
+    {
         let delta = current - baseline
         let relative = baseline == 0 ? (delta == 0 ? 0 : Double.infinity) : abs(delta) / baseline * 100
         guard abs(delta) > policy.minDelta.value, relative > policy.maxIncreasePercent else { return .pass }

@@ -58,7 +58,8 @@ extension Perf {
                         message: rule.message))
             }
             for name in current.spans.keys.sorted() {
-                checks += spanChecks(name, current.spans[name]!, baseline: baseline?.spans[name], hasBaseline: baseline != nil)
+                checks += spanChecks(
+                    name, current.spans[name]!, baseline: baseline?.spans[name], hasBaseline: baseline != nil)
             }
             checks += sectionChecks("hangs", budgets.hangs, Budgets.hangMetrics, current.hangs, baseline?.hangs)
             checks += sectionChecks("ledger", budgets.ledger, Budgets.ledgerMetrics, current.ledger, baseline?.ledger)
@@ -132,7 +133,8 @@ extension Perf {
                 let level = limit.level ?? rule.level ?? budgets.defaults.level
                 guard level != .off else { continue }
                 var check = BudgetVerdict.Check(
-                    subject: name, metric: metric.rawValue, kind: .limit, status: .pass, level: level, unit: metric.unit,
+                    subject: name, metric: metric.rawValue, kind: .limit, status: .pass, level: level,
+                    unit: metric.unit,
                     current: span.values[metric] ?? 0, baseline: baseline?.values[metric], samples: span.count,
                     expectation: Self.expectation(limit), rule: rule.label(index), site: span.site,
                     message: limit.message ?? rule.message)

@@ -30,7 +30,8 @@ extension Perf.BudgetVerdict {
         }
         for warning in warnings { out += "::warning title=perf: environment::\(Self.escapeData(warning))\n" }
         if omitted > 0 {
-            out += "::notice title=perf: more checks::\(omitted) more annotation\(omitted == 1 ? "" : "s") not shown "
+            out +=
+                "::notice title=perf: more checks::\(omitted) more annotation\(omitted == 1 ? "" : "s") not shown "
                 + "(GitHub shows \(Self.annotationCapPerLevel) per level); see the job summary or the verdict file\n"
         }
         return out

@@ -9,9 +9,11 @@ extension Perf.BudgetVerdict {
         let skipped = cases.filter { ($0.status == .insufficient || $0.status == .missing) && !isIncomplete($0) }.count
         let suite = "perf-report \(command)"
         var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-        xml += "<testsuites name=\"\(Self.xml(suite))\" tests=\"\(cases.count)\" failures=\"\(failures)\" "
+        xml +=
+            "<testsuites name=\"\(Self.xml(suite))\" tests=\"\(cases.count)\" failures=\"\(failures)\" "
             + "errors=\"0\" skipped=\"\(skipped)\">\n"
-        xml += "  <testsuite name=\"\(Self.xml(suite))\" tests=\"\(cases.count)\" failures=\"\(failures)\" "
+        xml +=
+            "  <testsuite name=\"\(Self.xml(suite))\" tests=\"\(cases.count)\" failures=\"\(failures)\" "
             + "errors=\"0\" skipped=\"\(skipped)\">\n"
         for check in cases {
             var name = check.metric.isEmpty ? "present" : check.metric
@@ -48,7 +50,9 @@ extension Perf.BudgetVerdict {
             case "\n": out += "&#10;"
             case "\t", "\r": out += "&#\(scalar.value);"
             default:
-                if scalar.value >= 0x20, scalar.value != 0xFFFE, scalar.value != 0xFFFF { out.unicodeScalars.append(scalar) }
+                if scalar.value >= 0x20, scalar.value != 0xFFFE, scalar.value != 0xFFFF {
+                    out.unicodeScalars.append(scalar)
+                }
             }
         }
         return out

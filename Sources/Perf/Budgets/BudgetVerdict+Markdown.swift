@@ -38,7 +38,8 @@ extension Perf.BudgetVerdict {
         for check in checks {
             let found = check.kind == .presence ? "nothing" : value(check.current, check.unit)
             let cells = [
-                symbol(check.status) + " " + check.status.rawValue, "`" + cell(title(check)) + "`", check.level.rawValue,
+                symbol(check.status) + " " + check.status.rawValue, "`" + cell(title(check)) + "`",
+                check.level.rawValue,
                 cell(check.expectation), found, check.samples.map(String.init) ?? "",
                 check.baseline.map { value($0, check.unit) } ?? "", change(check) ?? "",
             ]

@@ -69,7 +69,8 @@ extension Perf.BudgetVerdict {
     /// The closing line: `perf-report check: fail (2 fail, 1 warn, 14 pass) → exit 1`.
     public func summaryLine(command: String) -> String {
         let counts = Self.statusOrder.compactMap { status in tally[status].map { "\($0) \(status.rawValue)" } }
-        return "perf-report \(command): \(outcome.rawValue) (" + (counts.isEmpty ? "no checks" : counts.joined(separator: ", "))
+        return "perf-report \(command): \(outcome.rawValue) ("
+            + (counts.isEmpty ? "no checks" : counts.joined(separator: ", "))
             + ") → exit \(exitCode)"
     }
 

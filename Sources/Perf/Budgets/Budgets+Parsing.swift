@@ -206,7 +206,8 @@ struct BudgetsReader {
             }
             guard parsed.unit == unit else {
                 throw fail(
-                    rule, "\(metric).\(key): \(describe(raw)) is a \(unitName(parsed.unit)), but \(metric) is a "
+                    rule,
+                    "\(metric).\(key): \(describe(raw)) is a \(unitName(parsed.unit)), but \(metric) is a "
                         + "\(unitName(unit)); write \(example(unit))")
             }
             return parsed

@@ -34,7 +34,9 @@ extension Perf {
             public var message: String?
 
             /// Creates a limit.
-            public init(min: BudgetQuantity? = nil, max: BudgetQuantity? = nil, level: Level? = nil, message: String? = nil) {
+            public init(
+                min: BudgetQuantity? = nil, max: BudgetQuantity? = nil, level: Level? = nil, message: String? = nil
+            ) {
                 self.min = min
                 self.max = max
                 self.level = level
