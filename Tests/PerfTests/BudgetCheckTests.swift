@@ -95,6 +95,9 @@ import Testing
         let explicit = try run(
             #"{"version":1,"spans":[{"match":"s","minSamples":20,"limits":{"p95":{"max":"1s"}}}]}"#, head)
         #expect(BudgetFixture.check(explicit, "s", "p95")?.status == .pass)
+        #expect(
+            try BudgetFixture.budgets(#"{"version":1,"spans":[{"match":"s","minSamples":20}]}"#).spans[0].minSamples
+                == .atLeast(20))
     }
 
     @Test func aMissingBudgetedSpanIsIncompleteData() throws {

@@ -42,7 +42,7 @@ import Testing
         #expect(budgets.spans[1].limits[.count]?.max == Perf.BudgetQuantity(200, .count))
         #expect(budgets.hangs["maxMs"]?.max == Perf.BudgetQuantity(250, .milliseconds))
         #expect(budgets.defaults.regression.maxIncreasePercent == 15)
-        #expect(budgets.defaults.minSamples == nil)
+        #expect(budgets.defaults.minSamples == .automatic)
     }
 
     /// Each bad file, and the words its error must contain (the rule, the problem).

@@ -5,14 +5,14 @@ extension Perf.BudgetCheck {
     /// One span's regression check under `policy`.
     func regression(
         _ name: String, policy: Perf.Budgets.RegressionPolicy, current: Perf.ReportFigures.Span,
-        baseline: Perf.ReportFigures.Span?, minSamples: Int64?, rule: String?
+        baseline: Perf.ReportFigures.Span?, minSamples: Perf.Budgets.MinimumSamples, rule: String?
     ) -> Perf.BudgetVerdict.Check {
         let stat = policy.stat
         var check = Perf.BudgetVerdict.Check(
             subject: name, metric: stat.rawValue, kind: .regression, status: .pass, level: policy.level,
             unit: stat.unit, current: current.values[stat] ?? 0, baseline: baseline?.values[stat],
             samples: current.count, expectation: Self.regressionExpectation(policy), rule: rule, site: current.site)
-        let needed = stat.quantile == nil ? 1 : (minSamples ?? stat.automaticMinimumSamples)
+        let needed = minSamples.needed(for: stat)
         if stat.unit == .count, (check.baseline ?? 0) == 0 {
             // A count from zero (or from a span the baseline never saw) is news however small.
             check.baseline = 0

@@ -124,7 +124,7 @@ extension Perf {
             var policy = budgets.defaults.regression
             for (index, rule) in matching {
                 for (metric, limit) in rule.limits { effective[metric] = (limit, index, rule) }
-                if let override = rule.minSamples { minSamples = override == 0 ? nil : override }
+                if let override = rule.minSamples { minSamples = override }
                 if let override = rule.regression { policy = override }
             }
             var checks: [BudgetVerdict.Check] = []
@@ -138,7 +138,7 @@ extension Perf {
                     current: span.values[metric] ?? 0, baseline: baseline?.values[metric], samples: span.count,
                     expectation: Self.expectation(limit), rule: rule.label(index), site: span.site,
                     message: limit.message ?? rule.message)
-                let needed = metric.quantile == nil ? 1 : (minSamples ?? metric.automaticMinimumSamples)
+                let needed = minSamples.needed(for: metric)
                 if metric.quantile != nil, span.count < needed {
                     check.status = .insufficient
                     check.level = budgets.defaults.onInsufficient

@@ -13,15 +13,15 @@ extension Perf {
         public var policy: Budgets.RegressionPolicy
         /// The statistics compared for every span.
         public var stats: [BudgetMetric]
-        /// The minimum samples, nil for `"auto"`.
-        public var minSamples: Int64?
+        /// The minimum samples of the percentiles.
+        public var minSamples: Budgets.MinimumSamples
         /// Whether an improvement fails the comparison.
         public var failOnImprovement: Bool
 
         /// Creates a comparison: p50 and p95, +15 % and +2 ms floors by default.
         public init(
             policy: Budgets.RegressionPolicy = Budgets.RegressionPolicy(), stats: [BudgetMetric] = [.p50, .p95],
-            minSamples: Int64? = nil, failOnImprovement: Bool = false
+            minSamples: Budgets.MinimumSamples = .automatic, failOnImprovement: Bool = false
         ) {
             self.policy = policy
             self.stats = stats

@@ -79,13 +79,13 @@ struct BudgetsReader {
         return level
     }
 
-    func readMinSamples(_ value: Any?, _ rule: String?) throws(Perf.BudgetsError) -> Int64?? {
-        guard let value else { return .none }
-        if let text = value as? String, text == "auto" { return .some(nil) }
+    func readMinSamples(_ value: Any?, _ rule: String?) throws(Perf.BudgetsError) -> Perf.Budgets.MinimumSamples? {
+        guard let value else { return nil }
+        if let text = value as? String, text == "auto" { return .automatic }
         guard let number = ReportDocument.number(value), number >= 1, number == number.rounded(), number < 1e12 else {
             throw fail(rule, "\"minSamples\" must be \"auto\" or a whole number of at least 1")
         }
-        return .some(Int64(number))
+        return .atLeast(Int64(number))
     }
 
     func readDefaults(_ value: Any) throws(Perf.BudgetsError) -> Perf.Budgets.Defaults {
@@ -155,9 +155,7 @@ struct BudgetsReader {
         var rule = Perf.Budgets.SpanRule(match: match)
         rule.level = try readLevel(object["level"], label, "level")
         rule.onMissing = try readLevel(object["onMissing"], label, "onMissing")
-        if let minSamples = try readMinSamples(object["minSamples"], label) {
-            rule.minSamples = minSamples ?? 0
-        }
+        rule.minSamples = try readMinSamples(object["minSamples"], label)
         if let regression = object["regression"] {
             rule.regression = try readRegression(regression, base: defaults.regression, label)
         }

@@ -44,6 +44,23 @@ extension Perf {
             }
         }
 
+        /// How many calls a percentile needs before it is judged.
+        public enum MinimumSamples: Sendable, Equatable {
+            /// About five observations beyond the quantile (``BudgetMetric/automaticMinimumSamples``).
+            case automatic
+            /// At least this many calls, whatever the percentile.
+            case atLeast(Int64)
+
+            /// The calls `metric` needs: 1 for the metrics that are facts rather than estimates.
+            public func needed(for metric: BudgetMetric) -> Int64 {
+                guard metric.quantile != nil else { return 1 }
+                switch self {
+                case .automatic: return metric.automaticMinimumSamples
+                case .atLeast(let count): return count
+                }
+            }
+        }
+
         /// How a regression against a baseline is recognised: the change must exceed both floors.
         public struct RegressionPolicy: Sendable, Equatable {
             /// The statistic compared.
@@ -79,9 +96,8 @@ extension Perf {
             public var onMissing: Level = .error
             /// What a statistic with too few samples is: `error` makes it exit 4.
             public var onInsufficient: Level = .warn
-            /// The minimum samples of the percentile metrics (the others are facts, not
-            /// estimates); nil is `"auto"` (see ``BudgetMetric/automaticMinimumSamples``).
-            public var minSamples: Int64?
+            /// The minimum samples of the percentile metrics (the others are facts, not estimates).
+            public var minSamples: MinimumSamples = .automatic
             /// The regression policy.
             public var regression = RegressionPolicy()
 
@@ -99,8 +115,8 @@ extension Perf {
             public var level: Level?
             /// Overrides `defaults.onMissing` for the spans this rule names.
             public var onMissing: Level?
-            /// Overrides `defaults.minSamples`; 0 is `"auto"`.
-            public var minSamples: Int64?
+            /// Overrides `defaults.minSamples`.
+            public var minSamples: MinimumSamples?
             /// Overrides parts of `defaults.regression` (already merged with the defaults).
             public var regression: RegressionPolicy?
             /// Shown on a breach of any of the rule's limits that has no message of its own.
@@ -109,7 +125,7 @@ extension Perf {
             /// Creates a rule.
             public init(
                 match: String, limits: [BudgetMetric: Limit] = [:], level: Level? = nil, onMissing: Level? = nil,
-                minSamples: Int64? = nil, regression: RegressionPolicy? = nil, message: String? = nil
+                minSamples: MinimumSamples? = nil, regression: RegressionPolicy? = nil, message: String? = nil
             ) {
                 self.match = match
                 self.limits = limits
