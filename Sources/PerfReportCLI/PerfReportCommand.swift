@@ -47,6 +47,8 @@ public enum PerfReportCommand {
           demo                    Run an instrumented sample workload and report on it.
           build                   Build performance-report.json from a data directory.
           summary                 Print a readable summary of a performance report.
+          check                   Check a performance report against budgets and a baseline.
+          compare                 Compare two performance reports span by span.
 
           See 'perf-report <subcommand> --help' for detailed help.
 
@@ -83,6 +85,10 @@ public enum PerfReportCommand {
             }
         case "summary":
             return execute(SummaryCommand.spec, rest, SummaryCommand.run)
+        case "check":
+            return CheckCommand.run(rest, environment: environment)
+        case "compare":
+            return CompareCommand.run(rest, environment: environment)
         case "demo":
             return execute(DemoCommand.spec, rest) { DemoCommand.run($0, progress: progress) }
         default:

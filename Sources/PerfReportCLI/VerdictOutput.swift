@@ -1,0 +1,139 @@
+// Where a verdict goes, shared by `check` and `compare`: the chosen format on stdout (text on
+// stderr), the verdict file for `-o` on every path, the Markdown summary for GitHub Actions.
+import Foundation
+import Perf
+
+enum VerdictOutput {
+    static let formats = ["text", "json", "github", "junit", "markdown"]
+
+    /// Arguments with the switches `CommandSpec` does not model taken out: boolean flags and
+    /// options that may be repeated.
+    struct Extracted {
+        var rest: [String] = []
+        var flags: Set<String> = []
+        var repeated: [String] = []
+    }
+
+    /// Takes `flags` (e.g. `--allow-debug`) and every `--<repeatable> value` out of `arguments`.
+    static func extract(_ arguments: [String], flags: Set<String>, repeatable: String) -> Result<Extracted, UsageError>
+    {
+        var extracted = Extracted()
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if flags.contains(argument) {
+                extracted.flags.insert(argument)
+            } else if argument == "--" + repeatable {
+                guard index < arguments.count else {
+                    return .failure(UsageError("missing value for '--\(repeatable) <report>'"))
+                }
+                extracted.repeated.append(arguments[index])
+                index += 1
+            } else if argument.hasPrefix("--\(repeatable)=") {
+                extracted.repeated.append(String(argument.dropFirst(repeatable.count + 3)))
+            } else {
+                extracted.rest.append(argument)
+            }
+        }
+        return .success(extracted)
+    }
+
+    /// The `-o` value, found without a full parse, so a usage error can still leave a verdict file.
+    static func outputPath(in arguments: [String]) -> String? {
+        for (index, argument) in arguments.enumerated() {
+            if (argument == "-o" || argument == "--output"), index + 1 < arguments.count { return arguments[index + 1] }
+            if argument.hasPrefix("--output=") { return String(argument.dropFirst("--output=".count)) }
+        }
+        return nil
+    }
+
+    /// `result` (a usage error or bad input), with the error verdict written to `output` first.
+    static func failing(_ result: CommandResult, command: String, output: String?) -> CommandResult {
+        guard let output else { return result }
+        let line = result.stderr.split(separator: "\n").first.map(String.init) ?? "error"
+        let message = line.hasPrefix("perf-report: ") ? String(line.dropFirst("perf-report: ".count)) : line
+        var result = result
+        if let problem = write(
+            Perf.BudgetVerdict.errorJSON(command: command, exitCode: result.status, message: message), to: output)
+        {
+            result.stderr += "perf-report: \(problem)\n"
+        }
+        return result
+    }
+
+    /// Writes the verdict file; the problem in words when it cannot.
+    static func write(_ text: String, to path: String) -> String? {
+        do {
+            try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+            return nil
+        } catch {
+            return "cannot write verdict file '\(path)': \(error.localizedDescription)"
+        }
+    }
+
+    /// The verdict in `format`, the verdict file, the step summary; the status is the verdict's.
+    static func render(
+        _ verdict: Perf.BudgetVerdict, command: String, format: String, output: String?,
+        environment: [String: String]
+    ) -> CommandResult {
+        var result = CommandResult(status: verdict.exitCode)
+        switch format {
+        case "json": result.stdout = verdict.json(command: command)
+        case "junit": result.stdout = verdict.junit(command: command)
+        case "markdown": result.stdout = verdict.markdown(command: command)
+        case "github":
+            let root = environment["GITHUB_WORKSPACE"] ?? FileManager.default.currentDirectoryPath
+            result.stdout = verdict.githubCommands(resolveFile: { sourcePath(forFileID: $0, root: root) })
+            if let summary = environment["GITHUB_STEP_SUMMARY"], !summary.isEmpty,
+                let problem = append(verdict.markdown(command: command), to: summary)
+            {
+                result.stderr += "perf-report: \(problem)\n"
+            }
+        default: break
+        }
+        if command == "compare", format == "text" { result.stdout = verdict.comparisonTable }
+        result.stderr +=
+            format == "text" ? verdict.text(command: command) : verdict.summaryLine(command: command) + "\n"
+        if let output, let problem = write(verdict.json(command: command), to: output) {
+            result.stderr += "perf-report: \(problem)\n"
+            result.status = ExitCode.invalidInput
+        }
+        return result
+    }
+
+    static func append(_ text: String, to path: String) -> String? {
+        guard let handle = FileHandle(forWritingAtPath: path) ?? create(path) else {
+            return "cannot append the summary to '\(path)' ($GITHUB_STEP_SUMMARY)"
+        }
+        defer { try? handle.close() }
+        do {
+            try handle.seekToEnd()
+            try handle.write(contentsOf: Data(text.utf8))
+            return nil
+        } catch {
+            return "cannot append the summary to '\(path)': \(error.localizedDescription)"
+        }
+    }
+
+    static func create(_ path: String) -> FileHandle? {
+        guard FileManager.default.createFile(atPath: path, contents: nil) else { return nil }
+        return FileHandle(forWritingAtPath: path)
+    }
+
+    /// `Module/File.swift` as a path under `root`: `Sources/Module/File.swift`, or the file of
+    /// that name somewhere under `Sources/Module/` (#fileID drops subfolders); nil when not found.
+    static func sourcePath(forFileID fileID: String, root: String) -> String? {
+        let parts = fileID.split(separator: "/", maxSplits: 1).map(String.init)
+        guard parts.count == 2 else { return nil }
+        let folder = "Sources/\(parts[0])"
+        if FileManager.default.fileExists(atPath: root + "/" + folder + "/" + parts[1]) {
+            return folder + "/" + parts[1]
+        }
+        guard let walker = FileManager.default.enumerator(atPath: root + "/" + folder) else { return nil }
+        while let relative = walker.nextObject() as? String {
+            if relative == parts[1] || relative.hasSuffix("/" + parts[1]) { return folder + "/" + relative }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,127 @@
+// Every output format of one verdict, golden; JUnit parsed as XML; the GitHub annotation cap.
+import Foundation
+import Perf
+import Testing
+
+@testable import PerfReportCLI
+
+#if canImport(FoundationXML)
+    import FoundationXML
+#endif
+
+@Suite struct CheckOutputTests {
+    /// The golden scenario's verdict, with stable paths.
+    private func verdict() throws -> Perf.BudgetVerdict {
+        let budgets = try Perf.Budgets(bytes: Array(CheckFixture.budgets.utf8), path: "perf-budgets.json")
+        let head = try Perf.ReportFigures(bytes: Array(CheckFixture.head.utf8), path: "head.json")
+        let base = try Perf.ReportFigures(bytes: Array(CheckFixture.base.utf8), path: "base.json")
+        return try Perf.BudgetCheck(budgets: budgets).run(current: head, baseline: base)
+    }
+
+    @Test(arguments: GoldenFormat.allCases)
+    func everyFormatMatchesItsGolden(format: GoldenFormat) throws {
+        let verdict = try verdict()
+        let rendered: String
+        switch format {
+        case .text: rendered = verdict.text()
+        case .github: rendered = verdict.githubCommands()
+        case .junit: rendered = verdict.junit()
+        case .markdown: rendered = verdict.markdown()
+        case .json: rendered = verdict.json()
+        }
+        #expect(rendered == format.golden)
+    }
+
+    @Test func junitIsWellFormedXMLWithOneTestcasePerCheck() throws {
+        let verdict = try verdict()
+        let xml = verdict.junit()
+        #if canImport(FoundationXML)
+            let document = try XMLDocument(data: Data(xml.utf8), options: [])
+            let suite = try #require(document.rootElement()?.elements(forName: "testsuite").first)
+            let cases = suite.elements(forName: "testcase")
+            #expect(cases.count == verdict.checks.filter { $0.status != .unbudgeted }.count)
+            #expect(suite.attribute(forName: "tests")?.stringValue == String(cases.count))
+            let failures = cases.filter { !$0.elements(forName: "failure").isEmpty }
+            #expect(failures.map { $0.attribute(forName: "classname")?.stringValue } == ["api.get"])
+            #expect(cases.filter { !$0.elements(forName: "skipped").isEmpty }.count == 1)
+        #else
+            // Without an XML parser: every element opened is closed, in order.
+            #expect(xml.components(separatedBy: "<testcase ").count - 1 == 8)
+            #expect(
+                xml.components(separatedBy: "<testsuite ").count == xml.components(separatedBy: "</testsuite>").count)
+        #endif
+    }
+
+    @Test func junitEscapesHostileNames() throws {
+        let xml = Perf.BudgetVerdict(
+            checks: [
+                Perf.BudgetVerdict.Check(
+                    subject: "a<b>&\"c'\u{1}", metric: "count", kind: .limit, status: .fail, level: .error,
+                    unit: .count,
+                    current: 2, expectation: "≤ 1", message: "]]> <x/>")
+            ], reports: ["r"]
+        ).junit()
+        #expect(!xml.contains("a<b>"))
+        #expect(!xml.contains("\u{1}"))
+        #if canImport(FoundationXML)
+            let document = try XMLDocument(data: Data(xml.utf8), options: [])
+            let testcase = try #require(
+                document.rootElement()?.elements(forName: "testsuite").first?.elements(forName: "testcase").first)
+            #expect(testcase.attribute(forName: "classname")?.stringValue == "a<b>&\"c'")
+        #endif
+    }
+
+    @Test func githubShowsTenAnnotationsPerLevelAndCountsTheRest() {
+        let failing = (0..<25).map { index in
+            Perf.BudgetVerdict.Check(
+                subject: "span\(index)", metric: "count", kind: .limit, status: .fail, level: .error, unit: .count,
+                current: 2, expectation: "≤ 1", site: "App/File.swift:\(index + 1)")
+        }
+        let warning = (0..<3).map { index in
+            Perf.BudgetVerdict.Check(
+                subject: "slow\(index)", metric: "max", kind: .limit, status: .warn, level: .warn, unit: .milliseconds,
+                current: 2, expectation: "≤ 1ms")
+        }
+        let lines = Perf.BudgetVerdict(checks: failing + warning, reports: ["r"]).githubCommands()
+            .split(separator: "\n").map(String.init)
+        #expect(lines.filter { $0.hasPrefix("::error ") }.count == 10)
+        #expect(lines.filter { $0.hasPrefix("::warning ") }.count == 3)
+        let notices = lines.filter { $0.hasPrefix("::notice ") }
+        #expect(notices.count == 1)
+        #expect(notices.first?.contains("15 more annotations not shown") == true)
+        #expect(
+            lines.first
+                == "::error file=App/File.swift,line=1,title=perf%3A span0 count::✘ span0 count (error): expected ≤ 1, found 2"
+        )
+    }
+
+    @Test func githubFormatAppendsTheMarkdownSummaryWhenAsked() throws {
+        let directory = try CLIFixture.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let head = try CheckFixture.write(CheckFixture.head, "head.json", in: directory)
+        let budgets = try CheckFixture.write(CheckFixture.budgets, "budgets.json", in: directory)
+        let summary = try CheckFixture.write("# earlier step\n", "summary.md", in: directory)
+        let result = PerfReportCommand.run(
+            ["check", head, "--budgets", budgets, "--format", "github"],
+            environment: ["GITHUB_STEP_SUMMARY": summary, "GITHUB_WORKSPACE": directory.path], progress: { _ in })
+        #expect(result.status == ExitCode.breach)
+        #expect(result.stdout.hasPrefix("::error title=perf%3A api.get p95::"), "App/API.swift is not in the workspace")
+        let written = try String(contentsOfFile: summary, encoding: .utf8)
+        #expect(written.hasPrefix("# earlier step\n## perf-report check: ✘ fail (exit 1)"))
+        // Without the variable, nothing is appended anywhere and the annotations are the same.
+        let plain = PerfReportCommand.run(
+            ["check", head, "--budgets", budgets, "--format", "github"], environment: [:], progress: { _ in })
+        #expect(plain.stdout.split(separator: "\n").count == result.stdout.split(separator: "\n").count)
+    }
+
+    @Test func githubResolvesCallSitesUnderSources() throws {
+        let directory = try CLIFixture.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createDirectory(
+            at: directory.appendingPathComponent("Sources/App/Net"), withIntermediateDirectories: true)
+        try CheckFixture.write("", "Sources/App/Net/API.swift", in: directory)
+        #expect(
+            VerdictOutput.sourcePath(forFileID: "App/API.swift", root: directory.path) == "Sources/App/Net/API.swift")
+        #expect(VerdictOutput.sourcePath(forFileID: "App/Gone.swift", root: directory.path) == nil)
+    }
+}
