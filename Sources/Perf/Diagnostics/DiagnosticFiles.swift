@@ -49,27 +49,7 @@ enum DiagnosticFiles {
         }
         let temporary = folder + "/.tmp-\(getpid())-" + name
         let final = folder + "/" + name
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            throw Perf.ReportError(.writeFailed, path: temporary, Perf.ReportError.describe(errno: errno))
-        }
-        var offset = 0
-        var failure: Int32 = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                failure = errno
-                break
-            }
-            offset += written
-        }
-        close(fd)
-        if failure == 0, rename(temporary, final) != 0 { failure = errno }
-        if failure != 0 {
-            unlink(temporary)
-            throw Perf.ReportError(.writeFailed, path: final, Perf.ReportError.describe(errno: failure))
-        }
+        try ReportFile.writeAtomically(bytes, to: final, temporary: temporary, mode: 0o600)
         prune(folder: folder)
         return final
     }

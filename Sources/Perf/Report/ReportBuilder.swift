@@ -115,9 +115,18 @@ extension Perf {
 /// never sees half a report.
 enum ReportFile {
     static func write(_ bytes: [UInt8], to path: String) throws(Perf.ReportError) {
-        let temporary = path + ".tmp-\(getpid())"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw Perf.ReportError(.writeFailed, path: path, Perf.ReportError.describe(errno: errno)) }
+        try writeAtomically(bytes, to: path, temporary: path + ".tmp-\(getpid())", mode: 0o644)
+    }
+
+    /// Writes `bytes` to `temporary` with one loop of write(2) (EINTR retried), then renames it
+    /// over `path`; on any failure the temporary file is removed and nothing is left half-written.
+    static func writeAtomically(
+        _ bytes: [UInt8], to path: String, temporary: String, mode: mode_t
+    ) throws(Perf.ReportError) {
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
+        guard fd >= 0 else {
+            throw Perf.ReportError(.writeFailed, path: temporary, Perf.ReportError.describe(errno: errno))
+        }
         var offset = 0
         var failure: Int32 = 0
         while offset < bytes.count {
