@@ -1,6 +1,7 @@
 // Writes the collected rows as Reports/BENCHMARKS.json and Reports/BENCHMARKS.md, stating the
 // machine, toolchain, command and date so a figure can always be traced to how it was made.
 import Foundation
+import Perf
 
 struct BenchEnvironment: Codable {
     var date: String
@@ -12,40 +13,18 @@ struct BenchEnvironment: Codable {
     var swiftVersion: String
     var buildConfiguration: String
 
+    /// The machine and toolchain, from the same host probe diagnostics and reports use.
     static func current(command: String) -> BenchEnvironment {
-        let cpuinfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
-        let model =
-            cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }
-            .map { String($0.split(separator: ":", maxSplits: 1).last ?? "").trimmingCharacters(in: .whitespaces) }
-            ?? "unknown"
-        let kernel =
-            ((try? String(contentsOfFile: "/proc/sys/kernel/osrelease", encoding: .utf8)) ?? "unknown")
-            .trimmingCharacters(in: .whitespacesAndNewlines)
-        #if DEBUG
-            let configuration = "debug"
-        #else
-            let configuration = "release"
-        #endif
-        let formatter = ISO8601DateFormatter()
+        let host = Perf.HostDescription.current()
         return BenchEnvironment(
-            date: formatter.string(from: Date()),
+            date: ISO8601DateFormatter().string(from: Date()),
             command: command,
-            cpuModel: model,
-            cores: ProcessInfo.processInfo.activeProcessorCount,
-            memoryGiB: (Double(ProcessInfo.processInfo.physicalMemory) / 1_073_741_824 * 10).rounded() / 10,
-            kernel: kernel,
-            swiftVersion: swiftCompilerVersion(),
-            buildConfiguration: configuration)
-    }
-
-    private static func swiftCompilerVersion() -> String {
-        #if compiler(>=6.3)
-            return "6.3"
-        #elseif compiler(>=6.2)
-            return "6.2"
-        #else
-            return "6.x"
-        #endif
+            cpuModel: host.cpuModel.isEmpty ? "unknown" : host.cpuModel,
+            cores: host.cores,
+            memoryGiB: (Double(host.memoryBytes) / 1_073_741_824 * 10).rounded() / 10,
+            kernel: host.kernel,
+            swiftVersion: host.swiftVersion,
+            buildConfiguration: host.buildConfiguration)
     }
 }
 
