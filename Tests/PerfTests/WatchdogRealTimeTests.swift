@@ -160,6 +160,36 @@ extension PerfGlobalStateTests {
             #expect(episode.contains("/S/") || episode.contains("/R/"), "\(episode)")
         }
 
+        @Test func mainActorTargetIsPingedAndABlockedMainActorIsAHang() async throws {
+            let collector = EpisodeCollector()
+            var configuration = Perf.HangWatchdog.Configuration()
+            configuration.startupGrace = .zero
+            configuration.onEpisode = { collector.append($0) }
+            let watchdog = Perf.HangWatchdog(monitoring: .mainActor, configuration: configuration)
+            watchdog.start()
+            defer { watchdog.stop() }
+            // At most one ping is outstanding, so six pings sent means five were served.
+            #expect(try await waitUntil(seconds: 5) { watchdog.statistics.pingsSent >= 6 })
+            await MainActor.run { _ = watchdogTestBlockForMilliseconds(400) }
+            #expect(try await waitUntil(seconds: 5) { collector.all.contains { $0.kind == .hang } })
+            watchdog.stop()
+            let hang = try #require(collector.all.first { $0.kind == .hang })
+            #expect(hang.targetName == "MainActor")
+            #expect(hang.lowerMs <= 405 && hang.upperMs >= 395)
+        }
+
+        @Test func cooperativePoolTargetIsPingedAndQuietWhenIdle() async throws {
+            let collector = EpisodeCollector()
+            var configuration = Perf.HangWatchdog.Configuration()
+            configuration.startupGrace = .zero
+            configuration.onEpisode = { collector.append($0) }
+            let watchdog = Perf.HangWatchdog(monitoring: .cooperativePool, configuration: configuration)
+            watchdog.start()
+            #expect(try await waitUntil(seconds: 5) { watchdog.statistics.pingsSent >= 10 })
+            watchdog.stop()
+            #expect(collector.all.filter { $0.kind == .hang }.isEmpty)
+        }
+
         @Test func customTargetAndInProgressReports() async throws {
             let queue = DispatchQueue(label: "watchdog-test-custom")
             let collector = EpisodeCollector()
