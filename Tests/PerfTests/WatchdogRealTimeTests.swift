@@ -120,14 +120,16 @@ extension PerfGlobalStateTests {
         }
 
         @Test func sigstopOfALoadedChildReportsNoHang() async throws {
-            let lines = try WatchdogChild.run(["child", "watchdog"]) { pid in
-                // Holding the stop for 2 s is the scenario itself, not synchronisation.
-                usleep(300_000)
-                kill(pid, SIGSTOP)
-                usleep(2_000_000)
-                kill(pid, SIGCONT)
-                usleep(700_000)
-            }
+            let lines = try WatchdogChild.run(
+                ["child", "watchdog"],
+                scenario: { pid in
+                    // Holding the stop for 2 s is the scenario itself, not synchronisation.
+                    usleep(300_000)
+                    kill(pid, SIGSTOP)
+                    usleep(2_000_000)
+                    kill(pid, SIGCONT)
+                },
+                until: "suppressed=stopped")
             let episodes = lines.filter { $0.hasPrefix("episode") }
             #expect(lines.contains("done"), "\(lines)")
             // No hang blamed on the queue (a real scheduler hitch on a shared host is not the point).
@@ -136,9 +138,8 @@ extension PerfGlobalStateTests {
         }
 
         @Test func foreignSigprofHandlerIsLeftAloneAndStacksAreUnavailable() async throws {
-            let lines = try WatchdogChild.run(["child", "watchdog", "foreign-sigprof", "block=400"]) { _ in
-                usleep(1_300_000)  // the block starts 0.5 s in and lasts 0.4 s
-            }
+            let lines = try WatchdogChild.run(
+                ["child", "watchdog", "foreign-sigprof", "block=400"], until: "episode kind=hang")
             let episodes = lines.filter { $0.hasPrefix("episode kind=hang") }
             #expect(episodes.count == 1, "\(lines)")
             #expect(episodes.first?.contains("quality=unavailable(SIGPROF in use") == true, "\(episodes)")
@@ -147,9 +148,7 @@ extension PerfGlobalStateTests {
         @Test func mainQueueAfterDispatchMainIsSampledOnTheThreadThatServesIt() async throws {
             // dispatchMain() exits the main thread; a worker drains the main queue. The watchdog must
             // sample that worker, not the main thread's tid.
-            let lines = try WatchdogChild.run(["child", "watchdog", "main", "block=400"]) { _ in
-                usleep(1_300_000)  // the block starts 0.5 s in and lasts 0.4 s
-            }
+            let lines = try WatchdogChild.run(["child", "watchdog", "main", "block=400"], until: "episode kind=hang")
             let episodes = lines.filter { $0.hasPrefix("episode kind=hang") }
             #expect(episodes.count == 1, "\(lines)")
             let episode = try #require(episodes.first)
@@ -238,7 +237,12 @@ final class RecordingHangHandler: HangEventHandler {
 /// Runs `perf-bench child …` (built beside the test bundle), waits for `ready`, lets `scenario`
 /// act on its pid, then closes its stdin and returns every line it printed.
 enum WatchdogChild {
-    static func run(_ arguments: [String], scenario: (Int32) -> Void) throws -> [String] {
+    /// Starts `perf-bench child watchdog …`, waits for "ready", plays `scenario` with the child's
+    /// pid, then, when `expected` is given, reads until a line contains it (a 10 s safety net
+    /// kills a child that never prints it), closes the child's input and returns its lines.
+    static func run(
+        _ arguments: [String], scenario: (Int32) -> Void = { _ in }, until expected: String? = nil
+    ) throws -> [String] {
         let child = Process()
         child.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
             .deletingLastPathComponent().appendingPathComponent("perf-bench")
@@ -249,12 +253,22 @@ enum WatchdogChild {
         child.standardOutput = output
         try child.run()
         var text = ""
-        while !text.contains("ready\n") {
-            let data = output.fileHandleForReading.availableData
-            if data.isEmpty { break }
-            text += String(decoding: data, as: UTF8.self)
+        func read(until marker: String) {
+            while !text.contains(marker) {
+                let data = output.fileHandleForReading.availableData
+                if data.isEmpty { return }
+                text += String(decoding: data, as: UTF8.self)
+            }
         }
+        read(until: "ready\n")
         scenario(child.processIdentifier)
+        if let expected {
+            let pid = child.processIdentifier
+            let safetyNet = DispatchWorkItem { kill(pid, SIGKILL) }
+            DispatchQueue.global().asyncAfter(deadline: .now() + 10, execute: safetyNet)
+            read(until: expected)
+            safetyNet.cancel()
+        }
         try input.fileHandleForWriting.close()
         text += String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         child.waitUntilExit()
