@@ -76,7 +76,7 @@ final class PerfRuntime: Sendable {
         } catch {
             report("perf: session journal unavailable, crashes will not be explained: \(error)")
         }
-        if let session { recorder.addObserver(SessionSpanJournal(session: session)) }
+        if let session { recorder.addObserver(session) }
         pipeline.addSink(LedgerRecordSink(writer: ledger, sessionID: info.id), mode: .inline)
         pipeline.emit(.session(SessionEventRecord(sessionID: info.id, event: .start, wallNanos: info.startWallNanos)))
         return PerfRuntime(
