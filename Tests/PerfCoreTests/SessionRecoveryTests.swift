@@ -164,7 +164,14 @@ import Testing
         }
         // Half a frame at the end of the newest segment: what a write cut short by a crash leaves.
         let journalDirectory = scratch.sessions.appendingPathComponent(info.id)
-        let newest = try #require(try FileManager.default.contentsOfDirectory(atPath: journalDirectory.path).max())
+        // The newest segment holding data: the journal may already have created the next,
+        // still empty segment in the background.
+        let segments = try FileManager.default.contentsOfDirectory(atPath: journalDirectory.path).filter {
+            let attributes = try? FileManager.default.attributesOfItem(
+                atPath: journalDirectory.appendingPathComponent($0).path)
+            return ((attributes?[.size] as? NSNumber)?.intValue ?? 0) > 0
+        }
+        let newest = try #require(segments.max())
         let handle = try FileHandle(forWritingTo: journalDirectory.appendingPathComponent(newest))
         try handle.seekToEnd()
         try handle.write(contentsOf: Data([40, 0, 0, 0, 0x12, 0x34]))
