@@ -146,6 +146,25 @@ public struct LatencyHistogram: Sendable, Equatable {
         return maxNanos
     }
 
+    /// How many recorded values are at or below `nanos`: the cumulative count behind a
+    /// Prometheus `le` bucket.
+    ///
+    /// Exact below ``minNanos`` and from ``maxNanos`` up; in between, the bucket that holds
+    /// `nanos` is counted when its midpoint is at or below `nanos`, so the bound is off by at most
+    /// half a bucket (0.79 %).
+    ///
+    /// - Parameter nanos: The upper bound, inclusive.
+    /// - Returns: A count from 0 to ``count``.
+    public func count(atOrBelowNanos nanos: UInt64) -> UInt64 {
+        guard count > 0, nanos >= storedMinNanos else { return 0 }
+        if nanos >= maxNanos { return count }
+        let boundary = HistogramLayout.index(ofNanos: nanos)
+        var total: UInt64 = 0
+        for index in 0..<boundary { total &+= bucketCounts[index] }
+        if HistogramLayout.representative(ofIndex: boundary) <= nanos { total &+= bucketCounts[boundary] }
+        return total
+    }
+
     static func saturatingAdd(_ lhs: UInt64, _ rhs: UInt64) -> UInt64 {
         let (sum, overflow) = lhs.addingReportingOverflow(rhs)
         return overflow ? .max : sum

@@ -1,0 +1,327 @@
+// What every exporter reads from a performance-report.json: span intervals from the flight
+// recorder, ledger events, per-span distributions, hangs, sessions and process samples, with
+// times as Unix nanoseconds.
+import Foundation
+import PerfCore
+
+extension Perf {
+    /// A report, read once into the shape the exporters need.
+    ///
+    /// Unknown keys are skipped and a missing section reads as empty, so an older report (one
+    /// without `intervals`) still exports: ``hasIntervals`` tells the exporter to say so.
+    ///
+    /// ```swift
+    /// let input = try Perf.ExportInput(contentsOf: URL(fileURLWithPath: "performance-report.json"))
+    /// print(input.intervals.count, input.events.count)
+    /// ```
+    public struct ExportInput: Sendable {
+        /// One finished span from a session's flight recorder.
+        public struct Interval: Sendable, Equatable {
+            /// The session that ran it.
+            public var session: String
+            /// The span name.
+            public var name: String
+            /// The kernel thread id that ended it.
+            public var threadID: Int64
+            /// Wall-clock start, nanoseconds since the Unix epoch.
+            public var startUnixNanos: Int64
+            /// Duration in nanoseconds.
+            public var durationNanos: Int64
+            /// `success`, `failure`, `cancelled`, `superseded`, `expired` or `orphaned`.
+            public var exit: String
+            /// The budget the span ran under, when it had one.
+            public var budgetMs: Double?
+        }
+
+        /// A thread's name as the process saw it when the snapshot was taken.
+        public struct ThreadName: Sendable, Equatable {
+            /// The session.
+            public var session: String
+            /// The kernel thread id.
+            public var threadID: Int64
+            /// `main`, a queue or pthread name, or `thread <tid>` when it had exited.
+            public var name: String
+        }
+
+        /// One ledger line the exporters show: slow spans, hangs, hitches, notes, overdue spans.
+        public struct Event: Sendable, Equatable {
+            /// The ledger kind (`span`, `hang`, `hitch`, `note`, `overdue`, `session`, …).
+            public var kind: String
+            /// The span, note or watchdog-target name.
+            public var name: String
+            /// The session.
+            public var session: String
+            /// The line's `ts`, nanoseconds since the Unix epoch: the end of a span or hang.
+            public var timeUnixNanos: Int64
+            /// Duration in milliseconds, for spans, hangs and hitches.
+            public var durationMs: Double?
+            /// The span's budget.
+            public var budgetMs: Double?
+            /// How the span ended.
+            public var exit: String?
+            /// The privacy-filtered detail.
+            public var detail: String?
+            /// The call site, `Module/File.swift:line`.
+            public var site: String?
+            /// The frame a hang is blamed on.
+            public var culprit: String?
+            /// Whether a hang was fatal (the process died in it).
+            public var fatal: Bool
+            /// The thread of a hang, as written (`name (tid N, state S)`).
+            public var thread: String?
+            /// The kernel thread id parsed out of ``thread``.
+            public var threadID: Int64?
+            /// The item count a span reported.
+            public var count: Int64?
+
+            /// Start time in Unix nanoseconds: `ts` minus the duration (or `ts` for instants).
+            public var startUnixNanos: Int64 {
+                timeUnixNanos - Int64(((durationMs ?? 0) * 1_000_000).rounded())
+            }
+        }
+
+        /// One span name's distribution.
+        public struct SpanStatistics: Sendable, Equatable {
+            /// The span name.
+            public var name: String
+            /// Calls counted.
+            public var count: Int64
+            /// Total, minimum, maximum and quantiles, in milliseconds.
+            public var sumMs: Double, minMs: Double, maxMs: Double
+            /// Quantiles in milliseconds.
+            public var p50Ms: Double, p90Ms: Double, p95Ms: Double, p99Ms: Double
+            /// The budget, when a ledger line told it.
+            public var budgetMs: Double?
+            /// Ledger lines over budget.
+            public var overBudget: Int64
+            /// The full distribution, when the report carries it.
+            public var histogram: LatencyHistogram?
+            /// `histogram` (every call) or `ledger` (only the slow ones).
+            public var source: String
+        }
+
+        /// A frame hangs were blamed on.
+        public struct Culprit: Sendable, Equatable {
+            /// The frame.
+            public var culprit: String
+            /// How many hangs.
+            public var count: Int64
+            /// The longest, in milliseconds.
+            public var maxMs: Double
+        }
+
+        /// Hang totals.
+        public struct Hangs: Sendable, Equatable {
+            /// Hangs (not hitches), fatal ones and suppressed episodes.
+            public var count: Int64, fatal: Int64, suppressed: Int64
+            /// Summed and longest duration in milliseconds.
+            public var totalMs: Double, maxMs: Double
+            /// Culprits by count.
+            public var culprits: [Culprit]
+            /// Hang and hitch durations per watchdog target.
+            public var targets: [String: LatencyHistogram]
+        }
+
+        /// A session.
+        public struct Session: Sendable, Equatable {
+            /// The session id.
+            public var id: String
+            /// `active`, `terminated` or `crashed`.
+            public var status: String
+            /// Start and end, Unix nanoseconds, when known.
+            public var startedAtUnixNanos: Int64?, endedAtUnixNanos: Int64?
+        }
+
+        /// Process figures from one diagnostic snapshot.
+        public struct ProcessSample: Sendable, Equatable {
+            /// The session.
+            public var session: String
+            /// When it was taken, Unix nanoseconds.
+            public var timeUnixNanos: Int64
+            /// Resident and peak resident set in bytes.
+            public var rssBytes: Int64, peakRssBytes: Int64
+            /// CPU time in milliseconds.
+            public var cpuUserMs: Int64, cpuSystemMs: Int64
+            /// Threads and open descriptors.
+            public var threads: Int64, openFds: Int64
+        }
+
+        /// The report's file, for messages.
+        public var path: String
+        /// The instrumented program (`unknown` when the report does not say).
+        public var app: AppInfo
+        /// The machine, when the report names it.
+        public var host: HostDescription?
+        /// The report's `generatedAt`, Unix nanoseconds (0 when absent).
+        public var generatedAtUnixNanos: Int64
+        /// Sessions, as listed.
+        public var sessions: [Session]
+        /// Flight-recorder spans of every session, oldest first.
+        public var intervals: [Interval]
+        /// Thread names per session.
+        public var threads: [ThreadName]
+        /// Ledger events, oldest first.
+        public var events: [Event]
+        /// Span distributions by name.
+        public var spans: [SpanStatistics]
+        /// Hang totals.
+        public var hangs: Hangs
+        /// Process samples, oldest first.
+        public var processSamples: [ProcessSample]
+
+        /// Whether the report carries flight-recorder intervals (an older one does not).
+        public var hasIntervals: Bool { !intervals.isEmpty }
+
+        /// Reads the report at `url`.
+        ///
+        /// - Throws: ``ReportError`` naming the file: unreadable, not JSON, not a report, a newer
+        ///   schema major version.
+        public init(contentsOf url: URL) throws(ReportError) {
+            let bytes = try ReportFile.read(url.path, limit: 64 << 20).get()
+            try self.init(bytes: bytes, path: url.path)
+        }
+
+        /// Reads report bytes; `path` is used in messages.
+        public init(bytes: [UInt8], path: String) throws(ReportError) {
+            let object = try ReportDocument.validate(bytes: bytes, path: path)
+            self.path = path
+            let app = object["app"] as? [String: Any]
+            self.app = AppInfo(
+                name: app?["name"] as? String ?? "unknown", version: app?["version"] as? String ?? "0",
+                build: app?["build"] as? String ?? "0")
+            host = (object["host"] as? [String: Any]).flatMap(ExportReading.host)
+            generatedAtUnixNanos = ExportReading.unixNanos(object["generatedAt"]) ?? 0
+            sessions = (object["sessions"] as? [Any] ?? []).compactMap(ExportReading.session)
+            let blocks = object["intervals"] as? [Any] ?? []
+            intervals = blocks.flatMap(ExportReading.intervals).sorted {
+                ($0.startUnixNanos, $0.threadID) < ($1.startUnixNanos, $1.threadID)
+            }
+            threads = blocks.flatMap(ExportReading.threads)
+            let ledger = object["ledger"] as? [String: Any]
+            events = (ledger?["events"] as? [Any] ?? []).compactMap(ExportReading.event)
+            spans = (object["spans"] as? [String: Any] ?? [:]).compactMap { ExportReading.span(name: $0.key, value: $0.value) }
+                .sorted { $0.name < $1.name }
+            hangs = ExportReading.hangs(object["hangs"] as? [String: Any] ?? [:])
+            processSamples = (object["diagnostics"] as? [Any] ?? []).compactMap(ExportReading.processSample)
+                .sorted { $0.timeUnixNanos < $1.timeUnixNanos }
+        }
+    }
+}
+
+/// The per-section readers behind ``Perf/ExportInput``: each returns `nil` for an entry it
+/// cannot use, so one bad entry never costs the rest.
+enum ExportReading {
+    static func unixNanos(_ value: Any?) -> Int64? {
+        guard let text = value as? String, let ms = LedgerTimestamp.parseISO8601(text) else { return nil }
+        let (nanos, overflow) = ms.multipliedReportingOverflow(by: 1_000_000)
+        return overflow ? nil : nanos
+    }
+
+    static func optionalDouble(_ value: Any?) -> Double? { value.flatMap(ReportDocument.number) }
+
+    static func histogram(_ value: Any?) -> LatencyHistogram? {
+        guard let value, JSONSerialization.isValidJSONObject(value),
+            let data = try? JSONSerialization.data(withJSONObject: value),
+            let text = String(data: data, encoding: .utf8)
+        else { return nil }
+        return try? LatencyHistogram(json: text)
+    }
+
+    static func host(_ object: [String: Any]) -> Perf.HostDescription? {
+        guard let os = object["os"] as? String else { return nil }
+        return Perf.HostDescription(
+            os: os, kernel: object["kernel"] as? String ?? "", arch: object["arch"] as? String ?? "",
+            cpuModel: object["cpuModel"] as? String ?? "", cores: Int(ReportDocument.int(object["cores"])),
+            memoryBytes: UInt64(max(0, ReportDocument.int(object["memoryBytes"]))),
+            swiftVersion: object["swiftVersion"] as? String ?? "",
+            buildConfiguration: object["buildConfiguration"] as? String ?? "")
+    }
+
+    static func session(_ value: Any) -> Perf.ExportInput.Session? {
+        guard let entry = value as? [String: Any], let id = entry["id"] as? String else { return nil }
+        return .init(
+            id: id, status: entry["status"] as? String ?? "unknown", startedAtUnixNanos: unixNanos(entry["startedAt"]),
+            endedAtUnixNanos: unixNanos(entry["endedAt"]))
+    }
+
+    /// One session's flight-recorder block: `epochUnixMs` plus spans at `startNs` after it.
+    static func intervals(_ value: Any) -> [Perf.ExportInput.Interval] {
+        guard let block = value as? [String: Any], let session = block["session"] as? String,
+            let epochMs = optionalDouble(block["epochUnixMs"]), abs(epochMs) < 9e12
+        else { return [] }
+        let epochNanos = Int64(epochMs) * 1_000_000
+        return (block["spans"] as? [Any] ?? []).compactMap { value in
+            guard let span = value as? [String: Any], let name = span["name"] as? String,
+                let offset = optionalDouble(span["startNs"]), let duration = optionalDouble(span["durationNs"]),
+                offset >= 0, offset < 9e17, duration >= 0, duration < 9e17
+            else { return nil }
+            return .init(
+                session: session, name: name, threadID: ReportDocument.int(span["tid"]),
+                startUnixNanos: epochNanos + Int64(offset), durationNanos: Int64(duration),
+                exit: span["exit"] as? String ?? "success", budgetMs: optionalDouble(span["budgetMs"]))
+        }
+    }
+
+    static func threads(_ value: Any) -> [Perf.ExportInput.ThreadName] {
+        guard let block = value as? [String: Any], let session = block["session"] as? String else { return [] }
+        return (block["threads"] as? [Any] ?? []).compactMap { value in
+            guard let thread = value as? [String: Any], let name = thread["name"] as? String else { return nil }
+            return .init(session: session, threadID: ReportDocument.int(thread["tid"]), name: name)
+        }
+    }
+
+    static func event(_ value: Any) -> Perf.ExportInput.Event? {
+        guard let line = value as? [String: Any], let kind = line["kind"] as? String,
+            let time = unixNanos(line["ts"])
+        else { return nil }
+        let thread = line["thread"] as? String
+        return .init(
+            kind: kind, name: line["name"] as? String ?? kind, session: line["session"] as? String ?? "",
+            timeUnixNanos: time, durationMs: optionalDouble(line["durationMs"]),
+            budgetMs: optionalDouble(line["budgetMs"]), exit: line["exit"] as? String,
+            detail: line["detail"] as? String, site: line["site"] as? String, culprit: line["culprit"] as? String,
+            fatal: line["fatal"] as? Bool ?? false, thread: thread, threadID: thread.flatMap(threadID),
+            count: line["count"].flatMap(ReportDocument.number).map { Int64(clamping: Int(max(min($0, 9e18), -9e18))) })
+    }
+
+    /// The tid in a hang line's thread description, `name (tid 25982, state R)`.
+    static func threadID(_ description: String) -> Int64? {
+        guard let range = description.range(of: "tid ") else { return nil }
+        return Int64(description[range.upperBound...].prefix { $0.isNumber })
+    }
+
+    static func span(name: String, value: Any) -> Perf.ExportInput.SpanStatistics? {
+        guard let span = value as? [String: Any] else { return nil }
+        let double = { (key: String) in ReportDocument.double(span[key]) }
+        return .init(
+            name: name, count: ReportDocument.int(span["count"]), sumMs: double("sum"), minMs: double("min"),
+            maxMs: double("max"), p50Ms: double("p50Ms"), p90Ms: double("p90Ms"), p95Ms: double("p95Ms"),
+            p99Ms: double("p99Ms"), budgetMs: optionalDouble(span["budgetMs"]),
+            overBudget: ReportDocument.int(span["overBudget"]), histogram: histogram(span["histogram"]),
+            source: span["source"] as? String ?? "histogram")
+    }
+
+    static func hangs(_ object: [String: Any]) -> Perf.ExportInput.Hangs {
+        let culprits = (object["culprits"] as? [Any] ?? []).compactMap { value -> Perf.ExportInput.Culprit? in
+            guard let entry = value as? [String: Any], let culprit = entry["culprit"] as? String else { return nil }
+            return .init(
+                culprit: culprit, count: ReportDocument.int(entry["count"]), maxMs: ReportDocument.double(entry["maxMs"]))
+        }
+        let targets = (object["targets"] as? [String: Any] ?? [:]).compactMapValues(histogram)
+        return .init(
+            count: ReportDocument.int(object["count"]), fatal: ReportDocument.int(object["fatal"]),
+            suppressed: ReportDocument.int(object["suppressed"]), totalMs: ReportDocument.double(object["totalMs"]),
+            maxMs: ReportDocument.double(object["maxMs"]), culprits: culprits, targets: targets)
+    }
+
+    static func processSample(_ value: Any) -> Perf.ExportInput.ProcessSample? {
+        guard let entry = value as? [String: Any], let session = entry["session"] as? String,
+            let time = unixNanos(entry["takenAt"]), let process = entry["process"] as? [String: Any]
+        else { return nil }
+        return .init(
+            session: session, timeUnixNanos: time, rssBytes: ReportDocument.int(process["rssBytes"]),
+            peakRssBytes: ReportDocument.int(process["peakRssBytes"]), cpuUserMs: ReportDocument.int(process["cpuUserMs"]),
+            cpuSystemMs: ReportDocument.int(process["cpuSystemMs"]), threads: ReportDocument.int(process["threads"]),
+            openFds: ReportDocument.int(process["openFds"]))
+    }
+}
