@@ -3,6 +3,8 @@
 #include "CPerfShims.h"
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <stdlib.h>
+#include <string.h>
 
 int32_t perf_gettid(void) { return (int32_t)syscall(SYS_gettid); }
 
@@ -56,4 +58,64 @@ uint32_t perf_thread_stripe_assign(void) {
     uint32_t index = shared_stripe();
     perf_stripe_index_plus_one = index + 1;
     return index;
+}
+
+// MARK: - Flight recorder
+
+__thread int32_t perf_cached_tid = 0;
+
+// A forked child's thread has a new id: the parent's cached one must not follow it.
+static void reset_cached_tid(void) { perf_cached_tid = 0; }
+static pthread_once_t tid_atfork_once = PTHREAD_ONCE_INIT;
+static void register_tid_atfork(void) { (void)pthread_atfork(NULL, NULL, reset_cached_tid); }
+
+perf_flight_ring *perf_flight_ring_create(uint64_t capacity) {
+    if (capacity == 0 || (capacity & (capacity - 1)) != 0) return NULL;
+    pthread_once(&tid_atfork_once, register_tid_atfork);
+    perf_flight_ring *ring = aligned_alloc(64, sizeof(perf_flight_ring));
+    if (ring == NULL) return NULL;
+    perf_flight_slot *slots = aligned_alloc(64, capacity * sizeof(perf_flight_slot));
+    if (slots == NULL) {
+        free(ring);
+        return NULL;
+    }
+    memset(ring, 0, sizeof(*ring));
+    memset(slots, 0, capacity * sizeof(perf_flight_slot));
+    ring->mask = capacity - 1;
+    ring->slots = slots;
+    return ring;
+}
+
+void perf_flight_ring_destroy(perf_flight_ring *ring) {
+    if (ring == NULL) return;
+    free(ring->slots);
+    free(ring);
+}
+
+uint64_t perf_flight_ring_read(const perf_flight_ring *ring, perf_flight_slot *out, uint64_t max, uint64_t *head_out) {
+    uint64_t head = __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE);
+    uint64_t capacity = ring->mask + 1;
+    uint64_t first = head > capacity ? head - capacity : 0;
+    uint64_t count = 0;
+    for (uint64_t ticket = first; ticket < head && count < max; ticket++) {
+        const perf_flight_slot *slot = &ring->slots[ticket & ring->mask];
+        uint64_t before = __atomic_load_n(&slot->seq, __ATOMIC_ACQUIRE);
+        // Not yet written, being written, or already reused by a newer ticket.
+        if (before != 2 * ticket + 2) continue;
+        perf_flight_slot copy;
+        copy.seq = before;
+        copy.name = __atomic_load_n(&slot->name, __ATOMIC_RELAXED);
+        copy.name_len = __atomic_load_n(&slot->name_len, __ATOMIC_RELAXED);
+        copy.start_ns = __atomic_load_n(&slot->start_ns, __ATOMIC_RELAXED);
+        copy.duration_ns = __atomic_load_n(&slot->duration_ns, __ATOMIC_RELAXED);
+        copy.budget_ns = __atomic_load_n(&slot->budget_ns, __ATOMIC_RELAXED);
+        copy.tid = __atomic_load_n(&slot->tid, __ATOMIC_RELAXED);
+        copy.exit = __atomic_load_n(&slot->exit, __ATOMIC_RELAXED);
+        copy.reserved = 0;
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        if (__atomic_load_n(&slot->seq, __ATOMIC_RELAXED) != before) continue;
+        out[count++] = copy;
+    }
+    *head_out = head;
+    return count;
 }

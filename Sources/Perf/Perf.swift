@@ -67,6 +67,10 @@ public enum Perf {
     /// episodes excluded).
     public static func hangHistograms() -> [String: Histogram] { PerfState.hangHistograms.snapshot() }
 
+    /// The most recent finished spans (the flight recorder, 4,096 by default) with wall-clock
+    /// times and thread names; `nil` before install or with `flightRecorderCapacity` 0.
+    public static func recentSpans() -> SpanIntervals? { PerfState.runtime()?.recentSpans() }
+
     /// A log-linear latency histogram (≤ 1 % relative error on any quantile from 1 µs to 1 hour).
     public typealias Histogram = LatencyHistogram
     /// How a span ended.

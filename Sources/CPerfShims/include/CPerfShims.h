@@ -77,6 +77,68 @@ static inline uint32_t perf_thread_stripe(void) {
     return plus_one - 1;
 }
 
+/// The calling thread's kernel id, cached per thread (one syscall per thread, ever).
+extern __thread int32_t perf_cached_tid;
+static inline int32_t perf_thread_tid(void) {
+    int32_t tid = perf_cached_tid;
+    if (__builtin_expect(tid == 0, 0)) {
+        tid = perf_gettid();
+        perf_cached_tid = tid;
+    }
+    return tid;
+}
+
+// The span flight recorder: a fixed ring of the most recent span ends. Writers take a ticket
+// with one relaxed fetch-add and fill the slot it names under a per-slot sequence number (odd
+// while writing, 2 × ticket + 2 when complete), so a reader copies only whole entries and never
+// blocks a writer. A slot is one cache line, so two threads ending spans do not share lines.
+typedef struct perf_flight_slot {
+    uint64_t seq;
+    /// The span name's UTF-8 bytes (a StaticString's storage: valid for the process lifetime),
+    /// or NULL when `name_len` holds a single Unicode scalar with bit 63 set.
+    const void *name;
+    uint64_t name_len;
+    uint64_t start_ns;
+    uint64_t duration_ns;
+    /// UINT64_MAX when the span had no budget.
+    uint64_t budget_ns;
+    int32_t tid;
+    uint32_t exit;
+    uint64_t reserved;
+} perf_flight_slot;
+
+typedef struct perf_flight_ring {
+    /// Tickets handed out so far: the number of spans ever recorded.
+    uint64_t head;
+    char head_line[56];
+    uint64_t mask;
+    perf_flight_slot *slots;
+} perf_flight_ring;
+
+/// A ring of `capacity` slots (a power of two ≥ 1), or NULL when memory is short.
+perf_flight_ring *perf_flight_ring_create(uint64_t capacity);
+void perf_flight_ring_destroy(perf_flight_ring *ring);
+/// Copies up to `max` whole entries, oldest first, into `out`; returns how many. `head_out`
+/// receives the head seen, i.e. how many spans had been recorded.
+uint64_t perf_flight_ring_read(const perf_flight_ring *ring, perf_flight_slot *out, uint64_t max, uint64_t *head_out);
+
+/// Records one span end. Lock-free and allocation-free.
+static inline void perf_flight_record(perf_flight_ring *ring, const void *name, uint64_t name_len,
+                                      uint64_t start_ns, uint64_t duration_ns, uint64_t budget_ns, uint32_t exit) {
+    uint64_t ticket = __atomic_fetch_add(&ring->head, 1, __ATOMIC_RELAXED);
+    perf_flight_slot *slot = &ring->slots[ticket & ring->mask];
+    __atomic_store_n(&slot->seq, 2 * ticket + 1, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    __atomic_store_n(&slot->name, name, __ATOMIC_RELAXED);
+    __atomic_store_n(&slot->name_len, name_len, __ATOMIC_RELAXED);
+    __atomic_store_n(&slot->start_ns, start_ns, __ATOMIC_RELAXED);
+    __atomic_store_n(&slot->duration_ns, duration_ns, __ATOMIC_RELAXED);
+    __atomic_store_n(&slot->budget_ns, budget_ns, __ATOMIC_RELAXED);
+    __atomic_store_n(&slot->tid, perf_thread_tid(), __ATOMIC_RELAXED);
+    __atomic_store_n(&slot->exit, exit, __ATOMIC_RELAXED);
+    __atomic_store_n(&slot->seq, 2 * ticket + 2, __ATOMIC_RELEASE);
+}
+
 #ifdef __cplusplus
 }
 #endif

@@ -31,12 +31,16 @@ extension Perf {
         public var spans: [String: Histogram]
         /// Per-watchdog-target hang and hitch histograms (suppressed episodes excluded).
         public var hangs: [String: Histogram]
+        /// The flight recorder's most recent spans, when the process keeps them.
+        public var intervals: SpanIntervals?
 
         /// Creates a snapshot.
         public init(
             session: String, takenAtMs: Int64, reason: String, app: AppInfo, host: HostDescription,
-            process: ProcessFigures, spans: [String: Histogram], hangs: [String: Histogram]
+            process: ProcessFigures, spans: [String: Histogram], hangs: [String: Histogram],
+            intervals: SpanIntervals? = nil
         ) {
+            self.intervals = intervals
             self.session = session
             self.takenAtMs = takenAtMs
             self.reason = reason
@@ -50,14 +54,19 @@ extension Perf {
         /// The payload bytes, keys sorted.
         public var jsonBytes: [UInt8] {
             var out: [UInt8] = []
-            ReportJSON.object([
+            var members: [String: ReportJSON] = [
                 "schema": .string(Self.schema), "schemaVersion": .int(Int64(Self.schemaVersion)),
                 "session": .string(session), "takenAt": .string(LedgerTimestamp.string(ms: takenAtMs)),
                 "takenAtMs": .int(takenAtMs), "reason": .string(reason), "app": Self.json(app), "host": host.json,
                 "process": process.json,
                 "spans": .object(spans.mapValues { .raw(Array($0.jsonString.utf8)) }),
                 "hangs": .object(hangs.mapValues { .raw(Array($0.jsonString.utf8)) }),
-            ]).write(into: &out)
+            ]
+            if let intervals {
+                members["intervals"] = intervals.json(
+                    session: session, takenAtMs: takenAtMs, spans: intervals.spans.map(SpanIntervals.json))
+            }
+            ReportJSON.object(members).write(into: &out)
             out.append(UInt8(ascii: "\n"))
             return out
         }
@@ -83,7 +92,7 @@ extension Perf {
                 var small: [UInt8] = [UInt8(ascii: "{")]
                 var maps: [String: Range<Int>] = [:]
                 for member in members {
-                    if member.key == "spans" || member.key == "hangs" {
+                    if member.key == "spans" || member.key == "hangs" || member.key == "intervals" {
                         maps[member.key] = member.value
                         continue
                     }
@@ -106,6 +115,7 @@ extension Perf {
                 let light = try JSONDecoder().decode(LightPayload.self, from: Data(small))
                 var spans: [String: Histogram] = [:]
                 var hangs: [String: Histogram] = [:]
+                var intervals: SpanIntervals?
                 if histograms {
                     guard let spanRange = maps["spans"], let hangRange = maps["hangs"] else {
                         throw ReportError(
@@ -113,10 +123,16 @@ extension Perf {
                     }
                     spans = try HistogramMapDecoder.decode(jsonBytes[spanRange])
                     hangs = try HistogramMapDecoder.decode(jsonBytes[hangRange])
+                    // Optional: older payloads have none, and a damaged block costs only itself.
+                    if let range = maps["intervals"],
+                        let object = try? JSONSerialization.jsonObject(with: Data(jsonBytes[range]))
+                    {
+                        intervals = SpanIntervals(jsonObject: object)
+                    }
                 }
                 payload = Payload(
                     session: light.session, takenAtMs: light.takenAtMs, reason: light.reason, app: light.app,
-                    host: light.host, process: light.process, spans: spans, hangs: hangs)
+                    host: light.host, process: light.process, spans: spans, hangs: hangs, intervals: intervals)
             } catch let error as ReportError {
                 throw error
             } catch {
@@ -124,7 +140,8 @@ extension Perf {
             }
             self.init(
                 session: payload.session, takenAtMs: payload.takenAtMs, reason: payload.reason, app: payload.app,
-                host: payload.host, process: payload.process, spans: payload.spans, hangs: payload.hangs)
+                host: payload.host, process: payload.process, spans: payload.spans, hangs: payload.hangs,
+                intervals: payload.intervals)
         }
 
         static func json(_ app: AppInfo) -> ReportJSON {
@@ -155,6 +172,7 @@ extension Perf {
             var process: ProcessFigures
             var spans: [String: Histogram]
             var hangs: [String: Histogram]
+            var intervals: SpanIntervals?
         }
     }
 

@@ -14,7 +14,7 @@ enum DiagnosticsCapture {
         let snapshot = Perf.DiagnosticSnapshot(
             session: runtime.sessionID, takenAtMs: takenAtMs, reason: reason, app: runtime.configuration.app,
             host: .current(), process: .current(), spans: PerfState.histograms.snapshot(),
-            hangs: PerfState.hangHistograms.snapshot())
+            hangs: PerfState.hangHistograms.snapshot(), intervals: runtime.recentSpans())
         let name = DiagnosticFiles.fileName(takenAtMs: takenAtMs, session: runtime.sessionID)
         let path = try DiagnosticFiles.write(snapshot.jsonBytes, name: name, dataDirectory: directory.path)
         var line = Perf.LedgerEvent(kind: .diagnostic, name: reason, session: runtime.sessionID, timestampMs: takenAtMs)

@@ -244,30 +244,28 @@ enum ExportReading {
             endedAtUnixNanos: unixNanos(entry["endedAt"]))
     }
 
-    /// One session's flight-recorder block: `epochUnixMs` plus spans at `startNs` after it.
+    /// One session's flight-recorder block, with times made absolute.
     static func intervals(_ value: Any) -> [Perf.ExportInput.Interval] {
-        guard let block = value as? [String: Any], let session = block["session"] as? String,
-            let epochMs = optionalDouble(block["epochUnixMs"]), abs(epochMs) < 9e12
+        guard let session = (value as? [String: Any])?["session"] as? String,
+            let block = Perf.SpanIntervals(jsonObject: value)
         else { return [] }
-        let epochNanos = Int64(epochMs) * 1_000_000
-        return (block["spans"] as? [Any] ?? []).compactMap { value in
-            guard let span = value as? [String: Any], let name = span["name"] as? String,
-                let offset = optionalDouble(span["startNs"]), let duration = optionalDouble(span["durationNs"]),
-                offset >= 0, offset < 9e17, duration >= 0, duration < 9e17
-            else { return nil }
+        let (epochNanos, overflow) = block.epochUnixMs.multipliedReportingOverflow(by: 1_000_000)
+        guard !overflow else { return [] }
+        return block.spans.compactMap { span in
+            // A fabricated report may name times no clock can reach; such a span is skipped.
+            let (start, late) = epochNanos.addingReportingOverflow(span.startNanos)
+            guard !late else { return nil }
             return .init(
-                session: session, name: name, threadID: ReportDocument.int(span["tid"]),
-                startUnixNanos: epochNanos + Int64(offset), durationNanos: Int64(duration),
-                exit: span["exit"] as? String ?? "success", budgetMs: optionalDouble(span["budgetMs"]))
+                session: session, name: span.name, threadID: Int64(span.threadID), startUnixNanos: start,
+                durationNanos: span.durationNanos, exit: span.exit, budgetMs: span.budgetMs)
         }
     }
 
     static func threads(_ value: Any) -> [Perf.ExportInput.ThreadName] {
-        guard let block = value as? [String: Any], let session = block["session"] as? String else { return [] }
-        return (block["threads"] as? [Any] ?? []).compactMap { value in
-            guard let thread = value as? [String: Any], let name = thread["name"] as? String else { return nil }
-            return .init(session: session, threadID: ReportDocument.int(thread["tid"]), name: name)
-        }
+        guard let session = (value as? [String: Any])?["session"] as? String,
+            let block = Perf.SpanIntervals(jsonObject: value)
+        else { return [] }
+        return block.threads.keys.sorted().map { .init(session: session, threadID: Int64($0), name: block.threads[$0] ?? "") }
     }
 
     static func event(_ value: Any) -> Perf.ExportInput.Event? {

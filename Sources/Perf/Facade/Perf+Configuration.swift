@@ -64,6 +64,9 @@ extension Perf {
         /// Seconds between two periodic diagnostic snapshots; zero or less turns them off
         /// (``Perf/captureDiagnostics()`` and the snapshot at shutdown still happen).
         public var diagnosticsIntervalSeconds: Double
+        /// Slots in the span flight recorder, the ring of the most recent span ends that
+        /// diagnostics and reports carry for timelines (rounded up to a power of two); 0 keeps none.
+        public var flightRecorderCapacity: Int
 
         /// Creates a configuration.
         public init(
@@ -74,7 +77,8 @@ extension Perf {
             reportCapBytes: Int = 2 * 1024 * 1024,
             noteFloor: Double = 30,
             journalByteBudget: Int = 1 << 20,
-            diagnosticsIntervalSeconds: Double = 3600
+            diagnosticsIntervalSeconds: Double = 3600,
+            flightRecorderCapacity: Int = 4096
         ) {
             self.directory = directory
             self.app = app
@@ -84,6 +88,7 @@ extension Perf {
             self.noteFloor = noteFloor
             self.journalByteBudget = journalByteBudget
             self.diagnosticsIntervalSeconds = diagnosticsIntervalSeconds
+            self.flightRecorderCapacity = flightRecorderCapacity
         }
     }
 }

@@ -37,7 +37,9 @@ final class PerfRuntime: Sendable {
         histograms: HistogramRegistry, report: (String) -> Void
     ) -> PerfRuntime {
         let pipeline = RecordPipeline()
-        let recorder = SpanRecorder(histograms: histograms, pipeline: pipeline, clock: clock)
+        let flight = configuration.flightRecorderCapacity > 0
+            ? FlightRecorder(capacity: configuration.flightRecorderCapacity) : nil
+        let recorder = SpanRecorder(histograms: histograms, pipeline: pipeline, clock: clock, flightRecorder: flight)
         let record = InstallPolicy.shouldRecord(
             configuration.recording, environment: environment, debugBuild: InstallPolicy.isDebugBuild)
         let info = SessionInfo(
@@ -82,6 +84,15 @@ final class PerfRuntime: Sendable {
         return PerfRuntime(
             configuration: configuration, recorder: recorder, clock: clock, sessionID: info.id,
             directory: directory, ledger: ledger, session: session)
+    }
+
+    /// The flight recorder's spans with wall times, or `nil` when the runtime keeps none.
+    func recentSpans() -> Perf.SpanIntervals? {
+        guard let flight = recorder.flightRecorder else { return nil }
+        let snapshot = flight.snapshot()
+        return Perf.SpanIntervals(
+            snapshot: snapshot, capacity: flight.capacity, monotonicNanos: clock.monotonicNanos(),
+            wallNanos: clock.wallNanos(), threadName: Perf.SpanIntervals.currentThreadName)
     }
 
     /// Ends the session cleanly: open registered spans close as cancelled, the end line and marker

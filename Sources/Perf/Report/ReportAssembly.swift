@@ -146,6 +146,7 @@ struct ReportAssembly {
         for index in firstKept..<kept.endIndex { events.append(.raw(kept[index])) }
         omitted.ledgerEvents = digest.droppedOldest + (firstKept - kept.startIndex)
 
+        let intervals = intervalBlocks(newest, budget: &budget, omitted: &omitted)
         takeDiagnostics(upTo: diagnosticIndex == 0 ? 0 : payloads.newestFirst.count)
         omitted.diagnostics = payloads.newestFirst.count - diagnosticIndex
 
@@ -155,6 +156,7 @@ struct ReportAssembly {
         fixed["sessions"] = .array(sessions)
         fixed["spans"] = .object(spans)
         fixed["diagnostics"] = .array(diagnostics)
+        fixed["intervals"] = .array(intervals)
         fixed["input"] = .object([
             "ledgerEvents": .int(Int64(digest.summary.events)),
             "diagnosticPayloads": .int(Int64(payloads.newestFirst.count)),
@@ -166,6 +168,37 @@ struct ReportAssembly {
         return out.count <= capBytes ? out : minimal(generatedMs: generatedMs)
     }
 
+    /// Each session's flight-recorder block from its newest snapshot, newest session first; a
+    /// block that does not fit whole keeps its newest spans.
+    private func intervalBlocks(
+        _ newest: [(name: String, snapshot: Perf.DiagnosticSnapshot)], budget: inout Int, omitted: inout Omitted
+    ) -> [ReportJSON] {
+        var blocks: [ReportJSON] = []
+        for (_, snapshot) in newest {
+            guard let intervals = snapshot.intervals, !intervals.spans.isEmpty else { continue }
+            let spans = intervals.spans.map(Perf.SpanIntervals.json)
+            let header = intervals.json(session: snapshot.session, takenAtMs: snapshot.takenAtMs, spans: [])
+                .bytes.count + 1
+            guard header < budget else {
+                omitted.intervals += spans.count
+                continue
+            }
+            var remaining = budget - header
+            var first = spans.endIndex
+            for index in spans.indices.reversed() {
+                let cost = spans[index].bytes.count + 1
+                guard cost <= remaining else { break }
+                remaining -= cost
+                first = index
+            }
+            omitted.intervals += first
+            budget = remaining
+            blocks.append(
+                intervals.json(session: snapshot.session, takenAtMs: snapshot.takenAtMs, spans: Array(spans[first...])))
+        }
+        return blocks
+    }
+
     /// The fallback when even the fixed sections (app, host, hangs) exceed the cap, which only a
     /// fabricated input or a tiny cap produces: the header and `truncated`, so the cap still holds.
     private func minimal(generatedMs: Int64) -> [UInt8] {
@@ -174,7 +207,7 @@ struct ReportAssembly {
             "schemaVersion": .int(Int64(Perf.ReportBuilder.schemaVersion)),
             "generatedAt": .string(LedgerTimestamp.string(ms: generatedMs)),
             "generator": .string(Perf.ReportBuilder.generator), "app": .null, "host": .null,
-            "sessions": .array([]), "spans": .object([:]), "diagnostics": .array([]),
+            "sessions": .array([]), "spans": .object([:]), "diagnostics": .array([]), "intervals": .array([]),
             "ledger": .object(["events": .array([])]),
             "truncated": .object([
                 "capBytes": .int(Int64(capBytes)),
@@ -203,13 +236,14 @@ struct ReportAssembly {
         var spans = 0
         var ledgerEvents = 0
         var diagnostics = 0
+        var intervals = 0
 
         func json(capBytes: Int) -> ReportJSON {
-            guard sessions + spans + ledgerEvents + diagnostics > 0 else { return .null }
+            guard sessions + spans + ledgerEvents + diagnostics + intervals > 0 else { return .null }
             return .object([
                 "capBytes": .int(Int64(capBytes)), "sessionsOmitted": .int(Int64(sessions)),
                 "spansOmitted": .int(Int64(spans)), "ledgerEventsOmitted": .int(Int64(ledgerEvents)),
-                "diagnosticsOmitted": .int(Int64(diagnostics)),
+                "diagnosticsOmitted": .int(Int64(diagnostics)), "intervalsOmitted": .int(Int64(intervals)),
                 "reason": .string("the report is capped at \(capBytes) bytes; the oldest entries were left out"),
             ])
         }

@@ -158,6 +158,8 @@ extension SpanRecorder {
         detail: String?, count: Int?
     ) {
         let info = span.info
+        flight?.record(
+            span.name, startNanos: span.startNanos, durationNanos: elapsed, budgetNanos: info.budgetNanos, exit: exit)
         pipeline.emit(
             .spanEnded(
                 SpanEndRecord(

@@ -30,6 +30,8 @@ public final class SpanRecorder: Sendable {
     let registry = Mutex(OpenSpanRegistry())
     let nextID = Atomic<UInt64>(1)
     let expiryTimer: any ExpiryTimer
+    /// The ring of recent span ends, when the owner keeps one.
+    @usableFromInline let flight: FlightRecorder?
 
     /// Creates a recorder.
     ///
@@ -42,10 +44,13 @@ public final class SpanRecorder: Sendable {
     ///     ``DispatchExpiryTimer``, which only suits ``SystemClock``; tests pass a
     ///     ``ManualExpiryTimer``.
     ///   - observers: Told synchronously about every registered span's begin and close.
+    ///   - flightRecorder: Receives every span end (scoped and registered), for timelines.
     public init(
         histograms: HistogramRegistry, pipeline: RecordPipeline, clock: any PerfClock = SystemClock(),
-        expiryTimer: (any ExpiryTimer)? = nil, observers: [any LongLivedSpanObserver] = []
+        expiryTimer: (any ExpiryTimer)? = nil, observers: [any LongLivedSpanObserver] = [],
+        flightRecorder: FlightRecorder? = nil
     ) {
+        self.flight = flightRecorder
         self.histograms = histograms
         self.pipeline = pipeline
         self.clock = clock
@@ -104,12 +109,17 @@ public final class SpanRecorder: Sendable {
             return
         }
         histograms.record(token.name, nanos: elapsed)
+        flight?.record(
+            token.name, startNanos: token.startNanos, durationNanos: elapsed, budgetNanos: token.budgetNanos, exit: exit)
         if elapsed >= token.recordThresholdNanos {
             recordScopedEnd(token, elapsed: elapsed, exit: exit, reason: reason, detail: detail, count: count)
         }
     }
 
     /// The slow path of a scoped span: build its record (wall time is read only here) and emit it.
+    /// The span flight recorder this recorder writes, if any.
+    public var flightRecorder: FlightRecorder? { flight }
+
     @usableFromInline
     func recordScopedEnd(
         _ token: SpanToken, elapsed: UInt64, exit: SpanExit, reason: String?, detail: String?, count: Int?
