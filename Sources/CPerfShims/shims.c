@@ -69,6 +69,11 @@ static void reset_cached_tid(void) { perf_cached_tid = 0; }
 static pthread_once_t tid_atfork_once = PTHREAD_ONCE_INIT;
 static void register_tid_atfork(void) { (void)pthread_atfork(NULL, NULL, reset_cached_tid); }
 
+__thread uint64_t perf_flight_next = 0;
+__thread uint64_t perf_flight_end = 0;
+__thread uint64_t perf_flight_generation = 0;
+static uint64_t flight_generations = 0;
+
 perf_flight_ring *perf_flight_ring_create(uint64_t capacity) {
     if (capacity == 0 || (capacity & (capacity - 1)) != 0) return NULL;
     pthread_once(&tid_atfork_once, register_tid_atfork);
@@ -82,6 +87,10 @@ perf_flight_ring *perf_flight_ring_create(uint64_t capacity) {
     memset(ring, 0, sizeof(*ring));
     memset(slots, 0, capacity * sizeof(perf_flight_slot));
     ring->mask = capacity - 1;
+    // Blocks hold back at most 1/64 of the ring per thread from readers.
+    uint64_t block = capacity / 64;
+    ring->block = block < 1 ? 1 : (block > 16 ? 16 : block);
+    ring->generation = __atomic_add_fetch(&flight_generations, 1, __ATOMIC_RELAXED);
     ring->slots = slots;
     return ring;
 }
@@ -92,16 +101,27 @@ void perf_flight_ring_destroy(perf_flight_ring *ring) {
     free(ring);
 }
 
-uint64_t perf_flight_ring_read(const perf_flight_ring *ring, perf_flight_slot *out, uint64_t max, uint64_t *head_out) {
+uint64_t perf_flight_claim(perf_flight_ring *ring) {
+    uint64_t first = __atomic_fetch_add(&ring->head, ring->block, __ATOMIC_RELAXED);
+    perf_flight_end = first + ring->block;
+    perf_flight_generation = ring->generation;
+    return first;
+}
+
+static int by_ticket(const void *a, const void *b) {
+    uint64_t left = ((const perf_flight_slot *)a)->seq, right = ((const perf_flight_slot *)b)->seq;
+    return left < right ? -1 : (left > right ? 1 : 0);
+}
+
+uint64_t perf_flight_ring_read(const perf_flight_ring *ring, perf_flight_slot *out, uint64_t *head_out) {
     uint64_t head = __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE);
-    uint64_t capacity = ring->mask + 1;
-    uint64_t first = head > capacity ? head - capacity : 0;
     uint64_t count = 0;
-    for (uint64_t ticket = first; ticket < head && count < max; ticket++) {
-        const perf_flight_slot *slot = &ring->slots[ticket & ring->mask];
+    // Every slot holds the newest generation written to it: a ticket taken but not (yet) used
+    // leaves the slot's previous entry in place, which is still a real span.
+    for (uint64_t index = 0; index <= ring->mask; index++) {
+        const perf_flight_slot *slot = &ring->slots[index];
         uint64_t before = __atomic_load_n(&slot->seq, __ATOMIC_ACQUIRE);
-        // Not yet written, being written, or already reused by a newer ticket.
-        if (before != 2 * ticket + 2) continue;
+        if (before == 0 || (before & 1) != 0) continue;
         perf_flight_slot copy;
         copy.seq = before;
         copy.name = __atomic_load_n(&slot->name, __ATOMIC_RELAXED);
@@ -111,11 +131,15 @@ uint64_t perf_flight_ring_read(const perf_flight_ring *ring, perf_flight_slot *o
         copy.budget_ns = __atomic_load_n(&slot->budget_ns, __ATOMIC_RELAXED);
         copy.tid = __atomic_load_n(&slot->tid, __ATOMIC_RELAXED);
         copy.exit = __atomic_load_n(&slot->exit, __ATOMIC_RELAXED);
-        copy.reserved = 0;
+        copy.check = __atomic_load_n(&slot->check, __ATOMIC_RELAXED);
         __atomic_thread_fence(__ATOMIC_ACQUIRE);
         if (__atomic_load_n(&slot->seq, __ATOMIC_RELAXED) != before) continue;
+        if (copy.check != perf_flight_check(before, copy.name, copy.name_len, copy.start_ns, copy.duration_ns,
+                                            copy.budget_ns, copy.tid, copy.exit))
+            continue;
         out[count++] = copy;
     }
+    qsort(out, count, sizeof(perf_flight_slot), by_ticket);
     *head_out = head;
     return count;
 }

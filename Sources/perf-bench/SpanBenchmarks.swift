@@ -1,5 +1,6 @@
-// The span group: the scoped hot path against a CLOCK_MONOTONIC read pair measured in the same
-// run, its allocations, the same from two threads, measure, keyed spans, and the slow path.
+// The span group: the scoped hot path (histogram tick and flight recorder, as Perf.install sets
+// it up) against a CLOCK_MONOTONIC read pair measured in the same run, its allocations, the same
+// from two threads, the flight recorder's own share, measure, keyed spans, and the slow path.
 import CPerfShims
 import Foundation
 import PerfCore
@@ -13,7 +14,8 @@ enum SpanBenchmarks {
     private static let underBudgetNanos: UInt64 = 1_000_000_000
 
     private static func run(_ context: BenchContext) {
-        let recorder = SpanRecorder(histograms: HistogramRegistry(), pipeline: RecordPipeline())
+        let recorder = SpanRecorder(
+            histograms: HistogramRegistry(), pipeline: RecordPipeline(), flightRecorder: FlightRecorder(capacity: 4096))
         let batches = context.scaled(200, quick: 30)
         let iterations = context.scaled(100_000, quick: 20_000)
 
@@ -47,6 +49,14 @@ enum SpanBenchmarks {
                 group: "span", name: "scoped begin+end allocations, 2 threads", unit: "allocs/op",
                 median: twoThreadAllocations, baseline: nil, target: "0", pass: twoThreadAllocations == 0,
                 note: "2 × 10,000 begin+end pairs at once (malloc calls counted)"))
+
+        let withoutRing = SpanRecorder(histograms: HistogramRegistry(), pipeline: RecordPipeline())
+        let bare = alternating(recorder: withoutRing, batches: batches, iterations: iterations)
+        var bareRow = row(
+            "scoped begin+end without the flight recorder", bare, target: nil, pass: nil, allocations: nil)
+        bareRow.note =
+            "the flight recorder's share of the row above: \(String(format: "%.1f", single.span.median - bare.span.median)) ns"
+        context.add(bareRow)
 
         measure(context, recorder: recorder, batches: batches, iterations: iterations)
         keyed(context, baseline: single.span, batches: batches, iterations: max(1, iterations / 20))
@@ -173,7 +183,7 @@ enum SpanBenchmarks {
     }
 
     private static func row(
-        _ name: String, _ measured: (span: Distribution, baseline: Distribution), target: String, pass: Bool,
+        _ name: String, _ measured: (span: Distribution, baseline: Distribution), target: String?, pass: Bool?,
         allocations: Double?
     ) -> BenchRow {
         BenchRow(

@@ -9,7 +9,7 @@ import Testing
 
 @Suite struct SpanIntervalsTests {
     /// A ring of `count` spans 1 ms apart on two threads, read at monotonic `10 s`, wall `now`.
-    private static func intervals(count: Int, capacity: Int = 8192) -> Perf.SpanIntervals {
+    private static func intervals(count: Int, capacity: Int = 64) -> Perf.SpanIntervals {
         let flight = FlightRecorder(capacity: capacity)
         for index in 0..<count {
             flight.record(
@@ -56,7 +56,7 @@ import Testing
     @Test func theReportKeepsTheNewestIntervalsThatFitTheCapAndCountsTheRest() throws {
         let directory = try TemporaryDirectory("intervals-cap")
         defer { directory.remove() }
-        let intervals = Self.intervals(count: 4096)
+        let intervals = Self.intervals(count: 4096, capacity: 4096)
         let snapshot = Perf.DiagnosticSnapshot(
             session: "abcdabcdabcdabcd", takenAtMs: 1_796_216_400_123, reason: "shutdown",
             app: Perf.AppInfo(name: "a"), host: .current(), process: Perf.ProcessFigures(), spans: [:], hangs: [:],

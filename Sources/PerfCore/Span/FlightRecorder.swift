@@ -1,13 +1,16 @@
 // The span flight recorder: the most recent span ends in a fixed ring, for timelines.
 import CPerfShims
+import Glibc
 
 /// A fixed-size ring of the most recent finished spans: name, thread, start, duration, budget
 /// and exit.
 ///
-/// Every span end writes one slot (a relaxed fetch-add for the ticket and a handful of stores
-/// under a per-slot sequence number), so recording allocates nothing and takes no lock; the
-/// oldest entry is overwritten when the ring is full. ``snapshot()`` copies the whole entries
-/// out, skipping a slot that is being written at that instant, and never blocks a writer.
+/// Every span end writes one slot: plain stores under a per-slot sequence number and a check
+/// word (a thread takes tickets from the shared head in blocks of up to 16, so two threads
+/// rarely touch one cache line). Recording allocates nothing and takes no lock; the oldest entry
+/// is overwritten when the ring is full. ``snapshot()`` copies the whole entries out, skipping a
+/// slot that is being written at that instant or whose check word does not match (two writers
+/// in one slot, when one was descheduled for a whole lap of the ring), and never blocks a writer.
 ///
 /// ```swift
 /// let flight = FlightRecorder(capacity: 4096)
@@ -36,7 +39,8 @@ public final class FlightRecorder: @unchecked Sendable {
     public struct Snapshot: Sendable, Equatable {
         /// Whole entries, oldest first.
         public var entries: [Entry]
-        /// Spans recorded since the ring was made (it keeps the newest ``FlightRecorder/capacity``).
+        /// Tickets handed out since the ring was made: the spans recorded, plus up to one block
+        /// (≤ 16) per thread taken but not used yet. The ring keeps the newest entries.
         public var recorded: UInt64
     }
 
@@ -81,7 +85,7 @@ public final class FlightRecorder: @unchecked Sendable {
         let slots = UnsafeMutablePointer<perf_flight_slot>.allocate(capacity: capacity)
         defer { slots.deallocate() }
         var head: UInt64 = 0
-        let count = Int(perf_flight_ring_read(ring, slots, UInt64(capacity), &head))
+        let count = Int(perf_flight_ring_read(ring, slots, &head))
         var entries: [Entry] = []
         entries.reserveCapacity(count)
         for slot in UnsafeBufferPointer(start: slots, count: count) {
@@ -116,7 +120,8 @@ public final class FlightRecorder: @unchecked Sendable {
         guard let start = slot.name else {
             return Unicode.Scalar(UInt32(truncatingIfNeeded: slot.name_len & ~scalarFlag)).map(String.init) ?? "?"
         }
-        let bytes = UnsafeRawBufferPointer(start: start, count: Int(slot.name_len))
+        // The storage is NUL-terminated: never read past the terminator, whatever the length says.
+        let bytes = UnsafeRawBufferPointer(start: start, count: strnlen(start, Int(slot.name_len)))
         return String(decoding: bytes, as: UTF8.self)
     }
 }
