@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Proves every `perf-report export` format with its own ecosystem's tools, on the demo's report:
+# Proves every `perf-report export` format with its own ecosystem's tools, on the demo's report
+# and on the export tests' fixture report:
 #   chrome      scripts/validate/chrome_trace.py (structure, sorting, nesting, units)
 #   otlp        protobuf json_format strict parse into ExportTraceServiceRequest (opentelemetry-proto)
 #   prometheus  promtool check metrics (no lint output allowed), then a real node_exporter
@@ -55,30 +56,41 @@ if [ ! -x "$promtool" ] || [ ! -x "$node_exporter" ]; then
     for deb in "$tools"/debs/*.deb; do dpkg-deb -x "$deb" "$tools/root"; done
 fi
 
-# --- the demo's report and its exports.
-"$binary" demo -o "$work/report.json" >"$work/demo.out" 2>"$work/demo.err" \
+# --- the demo's report, and the export tests' fixture (two sessions, a crash, overlapping spans,
+# hostile names), each exported in every format.
+"$binary" demo -o "$work/demo.json" >"$work/demo.out" 2>"$work/demo.err" \
     || fail setup "perf-report demo failed: $(tail -3 "$work/demo.err")"
-export_format() {  # format output
-    "$binary" export "$work/report.json" --format "$1" -o "$2" >/dev/null 2>"$work/$1.err" \
-        || fail "$1" "perf-report export exited $?: $(cat "$work/$1.err")"
-    [ -s "$2" ] || fail "$1" "perf-report export wrote an empty file"
+cp Tests/PerfTests/Fixtures/export/report.json "$work/fixture.json"
+reports=(demo fixture)
+export_format() {  # report format output
+    "$binary" export "$work/$1.json" --format "$2" -o "$3" >/dev/null 2>"$work/$2.err" \
+        || fail "$2" "perf-report export of the $1 report exited $?: $(cat "$work/$2.err")"
+    [ -s "$3" ] || fail "$2" "perf-report export of the $1 report wrote an empty file"
 }
 
 # chrome
-export_format chrome "$work/trace.json"
-summary=$(python3 scripts/validate/chrome_trace.py "$work/trace.json" 2>&1) || fail chrome "$summary"
-pass chrome "$summary"
+for report in "${reports[@]}"; do
+    export_format "$report" chrome "$work/$report.trace.json"
+    summary=$(python3 scripts/validate/chrome_trace.py "$work/$report.trace.json" 2>&1) || fail chrome "$summary"
+    pass chrome "$report report: $summary"
+done
 
 # otlp
-export_format otlp "$work/otlp.json"
-summary=$(python3 scripts/validate/otlp.py "$work/otlp.json" 2>&1) || fail otlp "$summary"
-pass otlp "$summary"
+for report in "${reports[@]}"; do
+    export_format "$report" otlp "$work/$report.otlp.json"
+    summary=$(python3 scripts/validate/otlp.py "$work/$report.otlp.json" 2>&1) || fail otlp "$summary"
+    pass otlp "$report report: $summary"
+done
 
-# prometheus: promtool, then a real textfile collector scrape.
+# prometheus: promtool on each file, then one real textfile collector scrape of both (two apps'
+# files side by side must not collide).
 mkdir -p "$work/textfile"
-export_format prometheus "$work/textfile/perf-demo.prom"
-lint=$("$promtool" check metrics <"$work/textfile/perf-demo.prom" 2>&1) || fail prometheus "promtool check metrics: $lint"
-[ -z "$lint" ] || fail prometheus "promtool check metrics lint: $lint"
+for report in "${reports[@]}"; do
+    export_format "$report" prometheus "$work/textfile/$report.prom"
+    lint=$("$promtool" check metrics <"$work/textfile/$report.prom" 2>&1) \
+        || fail prometheus "promtool check metrics ($report report): $lint"
+    [ -z "$lint" ] || fail prometheus "promtool check metrics lint ($report report): $lint"
+done
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$node_exporter" --collector.disable-defaults --collector.textfile \
     --collector.textfile.directory="$work/textfile" --web.listen-address="127.0.0.1:$port" \
@@ -99,20 +111,24 @@ while True:  # until the exporter listens, bounded
 EOF
 ) || fail prometheus "node_exporter did not serve /metrics: $scrape $(tail -3 "$work/node-exporter.log")"
 grep -qx 'node_textfile_scrape_error 0' <<<"$scrape" \
-    || fail prometheus "node_exporter's textfile collector rejected the file: $(grep -E 'textfile|level=error' "$work/node-exporter.log" | tail -3)"
-grep -q '^perf_span_duration_seconds_bucket{' <<<"$scrape" \
-    || fail prometheus "node_exporter does not serve perf_span_duration_seconds_bucket"
+    || fail prometheus "node_exporter's textfile collector rejected a file: $(grep -E 'textfile|level=error' "$work/node-exporter.log" | tail -3)"
+grep -q '^perf_span_duration_seconds_bucket{app="perf-demo"' <<<"$scrape" \
+    || fail prometheus "node_exporter does not serve the demo's perf_span_duration_seconds_bucket"
+grep -q '^perf_hangs_total{app="my\\"service"} 1$' <<<"$scrape" \
+    || fail prometheus "node_exporter does not serve the fixture's perf_hangs_total with its escaped app label"
 series=$(grep -c '^perf_' <<<"$scrape")
 kill "$exporter_pid"
 wait "$exporter_pid" 2>/dev/null || true
 exporter_pid=""
-pass prometheus "promtool clean; node_exporter textfile scrape_error 0, $series perf_ series served"
+pass prometheus "promtool clean on both; node_exporter textfile scrape_error 0, $series perf_ series served"
 
 # html: its validator belongs to the HTML export; run it when it exists.
 if [ -x scripts/validate/html.sh ]; then
-    export_format html "$work/report.html"
-    summary=$(scripts/validate/html.sh "$work/report.html" 2>&1) || fail html "$summary"
-    pass html "$summary"
+    for report in "${reports[@]}"; do
+        export_format "$report" html "$work/$report.html"
+        summary=$(scripts/validate/html.sh "$work/$report.html" 2>&1) || fail html "$summary"
+        pass html "$report report: $summary"
+    done
 else
     echo "SKIP html: scripts/validate/html.sh is not on this branch"
 fi

@@ -63,18 +63,22 @@ def check_event(index, event):
 
 
 def check_nesting(slices):
-    """Complete events on one (pid, tid) must nest: viewers drop or misdraw partial overlaps."""
+    """Complete events on one (pid, tid) must nest: viewers drop or misdraw partial overlaps.
+
+    Compared in integer nanoseconds, as Perfetto's importer converts them, so float rounding of
+    ts + dur cannot make touching slices overlap."""
     for (pid, tid), events in slices.items():
         events.sort(key=lambda e: (e["ts"], -e["dur"]))
         stack = []
         for event in events:
-            start, end = event["ts"], event["ts"] + event["dur"]
+            start = round(event["ts"] * 1000)
+            end = start + round(event["dur"] * 1000)
             while stack and stack[-1][1] <= start:
                 stack.pop()
             if stack:
-                require(end <= stack[-1][1] + 1e-3,
-                        f"pid {pid} tid {tid}: {event['name']!r} at {start} µs overlaps "
-                        f"{stack[-1][2]!r} ({stack[-1][0]}–{stack[-1][1]} µs) without nesting")
+                require(end <= stack[-1][1],
+                        f"pid {pid} tid {tid}: {event['name']!r} at {start} ns overlaps "
+                        f"{stack[-1][2]!r} ({stack[-1][0]}–{stack[-1][1]} ns) without nesting")
             stack.append((start, end, event["name"]))
 
 
