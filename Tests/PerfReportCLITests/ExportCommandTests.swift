@@ -23,7 +23,8 @@ import Testing
     func everyFormatGoesToStdoutAndToAFile(format: String) throws {
         let directory = try CLIFixture.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let (stdout, stderr, status) = try CLIFixture.runBinary(["export", Self.report.path, "--format", format], in: directory)
+        let (stdout, stderr, status) = try CLIFixture.runBinary(
+            ["export", Self.report.path, "--format", format], in: directory)
         #expect(status == 0, "\(stderr)")
         #expect(stderr.isEmpty, "the fixture has intervals: nothing to warn about")
         #expect(!stdout.isEmpty)
@@ -33,7 +34,9 @@ import Testing
         #expect(written == "out.\(format)\n")
         let file = try String(contentsOf: directory.appendingPathComponent("out.\(format)"), encoding: .utf8)
         #expect(file == stdout, "the file holds what stdout would")
-        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.contains(".tmp-") }
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter {
+            $0.contains(".tmp-")
+        }
         #expect(leftovers.isEmpty, "the temporary file was renamed")
         if format != "prometheus" {
             #expect((try? JSONSerialization.jsonObject(with: Data(stdout.utf8))) != nil)
@@ -63,7 +66,8 @@ import Testing
     }
 
     @Test func htmlIsAUsageErrorUntilItsRendererIsListed() {
-        let result = PerfReportCommand.run(["export", "r.json", "--format", "html"], environment: [:], progress: { _ in })
+        let result = PerfReportCommand.run(
+            ["export", "r.json", "--format", "html"], environment: [:], progress: { _ in })
         let listed = ExportCommand.formats.contains { $0.name == "html" }
         #expect((result.status == ExitCode.usage) != listed)
     }

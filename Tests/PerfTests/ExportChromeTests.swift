@@ -7,7 +7,8 @@ import Testing
 
 @Suite struct ExportChromeTests {
     static func trace(intervals: Bool = true) throws -> (document: [String: Any], events: [[String: Any]]) {
-        let document = try ExportFixture.json(Perf.ChromeTraceExport.render(try ExportFixture.input(intervals: intervals)))
+        let document = try ExportFixture.json(
+            Perf.ChromeTraceExport.render(try ExportFixture.input(intervals: intervals)))
         return (document, try #require(document["traceEvents"] as? [[String: Any]]))
     }
 
@@ -42,7 +43,8 @@ import Testing
                 let duration = Self.number(event["dur"])
                 #expect(duration >= 0)
                 let start = Int64((ts * 1_000).rounded())
-                lanes["\(event["pid"]!)/\(event["tid"]!)", default: []].append((start, start + Int64((duration * 1_000).rounded())))
+                lanes["\(event["pid"]!)/\(event["tid"]!)", default: []].append(
+                    (start, start + Int64((duration * 1_000).rounded())))
             }
             if phase == "i" { #expect(["t", "p"].contains(event["s"] as? String)) }
         }
@@ -87,11 +89,14 @@ import Testing
         #expect(Self.number(apiGet["ts"]) == 201_000, "200 ms from session start to the ring's epoch, then 1 ms")
         #expect(Self.number(apiGet["dur"]) == 30_000)
         let args = try #require(apiGet["args"] as? [String: Any])
-        #expect(args["exit"] as? String == "success" && args["budgetMs"] as? Int == 25 && args["overBudget"] as? Bool == true)
+        #expect(
+            args["exit"] as? String == "success" && args["budgetMs"] as? Int == 25
+                && args["overBudget"] as? Bool == true)
         let cache = try #require(events.first { $0["name"] as? String == "cache.fill" })
         #expect((cache["args"] as? [String: Any])?["exit"] as? String == "failure")
         #expect((cache["args"] as? [String: Any])?["budgetMs"] == nil)
-        #expect(events.filter { $0["name"] as? String == "api.get" && $0["cat"] as? String == "ledger" }.isEmpty,
+        #expect(
+            events.filter { $0["name"] as? String == "api.get" && $0["cat"] as? String == "ledger" }.isEmpty,
             "the ledger's api.get is the ring's, drawn once")
         let boot = try #require(events.first { $0["name"] as? String == "boot" })
         #expect(boot["cat"] as? String == "ledger")
@@ -109,9 +114,13 @@ import Testing
         let hitch = try #require(events.first { $0["name"] as? String == "hitch main" })
         #expect(hitch["pid"] as? Int == 2 && hitch["tid"] as? Int == 5000)
         let instants = events.filter { $0["ph"] as? String == "i" }
-        #expect(Set(instants.compactMap { $0["name"] as? String }) == ["socket.reconnect", "overdue sync.upload", "note \"quoted\""])
+        #expect(
+            Set(instants.compactMap { $0["name"] as? String }) == [
+                "socket.reconnect", "overdue sync.upload", "note \"quoted\"",
+            ])
         let counters = events.filter { $0["ph"] as? String == "C" }
-        #expect(counters.compactMap { ($0["args"] as? [String: Any])?["rssBytes"] as? Int } == [50_000_000, 70_000_000])
+        #expect(
+            counters.compactMap { ($0["args"] as? [String: Any])?["rssBytes"] as? Int } == [50_000_000, 70_000_000])
     }
 
     @Test func outputIsDeterministic() throws {
@@ -137,7 +146,8 @@ import Testing
         for _ in 0..<50 {
             let slices = (0..<60).map { _ in
                 ChromeTraceLanes.Slice(
-                    start: Int64.random(in: 0...1_000, using: &random), duration: Int64.random(in: 0...300, using: &random),
+                    start: Int64.random(in: 0...1_000, using: &random),
+                    duration: Int64.random(in: 0...300, using: &random),
                     slack: Int64.random(in: 0...3, using: &random))
             }.sorted { ($0.start, -$0.duration) < ($1.start, -$1.duration) }
             let placements = ChromeTraceLanes.assign(slices)

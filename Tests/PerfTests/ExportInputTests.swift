@@ -15,7 +15,8 @@ import Testing
         #expect(input.hasIntervals)
         // Session A's two snapshots share api.get: eight spans, not nine.
         #expect(input.intervals.count == 8)
-        let apiGet = try #require(input.intervals.first { $0.session == ExportFixture.sessionA && $0.name == "api.get" })
+        let apiGet = try #require(
+            input.intervals.first { $0.session == ExportFixture.sessionA && $0.name == "api.get" })
         #expect(apiGet.startUnixNanos == ExportFixture.epochA * 1_000_000 + 1_000_000)
         #expect(apiGet.durationNanos == 30_000_000)
         #expect(apiGet.threadID == 4242)
@@ -43,7 +44,9 @@ import Testing
         #expect(input.threads.isEmpty)
         #expect(input.hasTraceEvents, "its ledger spans, hangs and notes remain")
         var object = ExportFixture.reportObject(intervals: false)
-        object["ledger"] = ["events": [ExportFixture.line("session", "start", session: "x", atMs: ExportFixture.epochA)]]
+        object["ledger"] = [
+            "events": [ExportFixture.line("session", "start", session: "x", atMs: ExportFixture.epochA)]
+        ]
         let bare = try Perf.ExportInput(bytes: ExportFixture.bytes(object), path: "bare.json")
         #expect(!bare.hasTraceEvents)
         #expect(!bare.spans.isEmpty, "histograms are still there for metrics")
@@ -52,8 +55,14 @@ import Testing
     @Test func outOfRangeTimesAreDroppedNotTrapped() throws {
         var object = ExportFixture.reportObject()
         object["intervals"] = [
-            ["session": "s", "epochUnixMs": -5, "spans": [ExportFixture.span("neg", tid: 1, startMs: 0, durationMs: 1)]],
-            ["session": "s", "epochUnixMs": 9e15, "spans": [ExportFixture.span("far", tid: 1, startMs: 0, durationMs: 1)]],
+            [
+                "session": "s", "epochUnixMs": -5,
+                "spans": [ExportFixture.span("neg", tid: 1, startMs: 0, durationMs: 1)],
+            ],
+            [
+                "session": "s", "epochUnixMs": 9e15,
+                "spans": [ExportFixture.span("far", tid: 1, startMs: 0, durationMs: 1)],
+            ],
             [
                 "session": "s", "epochUnixMs": ExportFixture.epochA,
                 "spans": [

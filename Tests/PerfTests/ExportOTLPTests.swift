@@ -88,7 +88,9 @@ import Testing
 
     @Test func failedEndsAndCrashesAreErrorsWithAMessage() throws {
         let spans = try Self.resources().flatMap(\.spans)
-        func status(_ name: String) -> [String: Any]? { spans.first { $0["name"] as? String == name }?["status"] as? [String: Any] }
+        func status(_ name: String) -> [String: Any]? {
+            spans.first { $0["name"] as? String == name }?["status"] as? [String: Any]
+        }
         for name in ["cache.fill", "sync.upload", ExportFixture.hostile] {
             #expect(status(name)?["code"] as? Int == 2, "\(name)")
             #expect((status(name)?["message"] as? String)?.hasPrefix("the span ended as ") == true)
@@ -105,7 +107,8 @@ import Testing
         #expect(first["perf.session.id"] as? String == ExportFixture.sessionA)
         #expect(resources[1].attributes["perf.session.id"] as? String == ExportFixture.sessionB)
         #expect(first["host.arch"] as? String == "amd64" && first["os.type"] as? String == "linux")
-        #expect(first["process.runtime.name"] as? String == "swift" && first["process.runtime.version"] as? String == "6.3")
+        #expect(
+            first["process.runtime.name"] as? String == "swift" && first["process.runtime.version"] as? String == "6.3")
         #expect(first["os.description"] as? String == "Debian GNU/Linux 12 (bookworm)")
         #expect(first["host.name"] == nil, "the report does not know the host's name")
     }
@@ -114,7 +117,8 @@ import Testing
         let spans = try Self.resources()[0].spans
         let root = try #require(spans.first { $0["name"] as? String == "session" })
         let events = try #require(root["events"] as? [[String: Any]])
-        #expect(events.compactMap { $0["name"] as? String } == ["socket.reconnect", "overdue sync.upload", "hang main"])
+        #expect(
+            events.compactMap { $0["name"] as? String } == ["socket.reconnect", "overdue sync.upload", "hang main"])
         let hang = try #require(events.last)
         #expect(hang["timeUnixNano"] as? String == String((ExportFixture.epochA + 200) * 1_000_000), "when it began")
         let attributes = Self.values(try #require(hang["attributes"] as? [[String: Any]]))
@@ -123,7 +127,8 @@ import Testing
         #expect(attributes["perf.hang.duration_ms"] as? Double == 300)
         let child = try #require(spans.first { $0["name"] as? String == "db.query" })
         let childAttributes = Self.values(try #require(child["attributes"] as? [[String: Any]]))
-        #expect(childAttributes["thread.name"] as? String == "main" && childAttributes["perf.budget_ms"] as? Double == 50)
+        #expect(
+            childAttributes["thread.name"] as? String == "main" && childAttributes["perf.budget_ms"] as? Double == 50)
     }
 
     @Test func ledgerSpansOutsideTheRingAreSpansWithTheirSite() throws {

@@ -14,7 +14,9 @@ enum PrometheusGrammar {
     }
 
     static func isMetricName(_ name: Substring) -> Bool {
-        guard let first = name.first, first.isASCII, first.isLetter || first == "_" || first == ":" else { return false }
+        guard let first = name.first, first.isASCII, first.isLetter || first == "_" || first == ":" else {
+            return false
+        }
         return name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == ":") }
     }
 
@@ -77,7 +79,8 @@ enum PrometheusGrammar {
         for line in text.split(separator: "\n", omittingEmptySubsequences: false).dropLast() {
             let fields = line.split(separator: " ", maxSplits: 3)
             if line.hasPrefix("# HELP ") || line.hasPrefix("# TYPE ") {
-                guard fields.count >= 4 || (fields.count == 3 && line.hasPrefix("# HELP ")), isMetricName(fields[2]) else {
+                guard fields.count >= 4 || (fields.count == 3 && line.hasPrefix("# HELP ")), isMetricName(fields[2])
+                else {
                     problems.append("bad comment: \(line)")
                     continue
                 }
@@ -109,7 +112,9 @@ enum PrometheusGrammar {
             let allowed = type == "histogram" ? ["_bucket", "_sum", "_count"].map { family + $0 } : [family]
             if !allowed.contains(sample.name) { problems.append("\(sample.name) outside its family \(family)") }
             if type == "counter", !family.hasSuffix("_total") { problems.append("counter \(family) without _total") }
-            let key = sample.name + "|" + sample.labels.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
+            let key =
+                sample.name + "|"
+                + sample.labels.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
             if !series.insert(key).inserted { problems.append("duplicate series \(key)") }
         }
         return problems + histogramProblems(samples(bytes), types: types)
@@ -123,9 +128,13 @@ enum PrometheusGrammar {
                 sample.labels.filter { $0.key != "le" }.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
             }
             for (series, lines) in buckets {
-                let bounds = lines.compactMap { $0.labels["le"] }.map { $0 == "+Inf" ? Double.infinity : Double($0) ?? .nan }
+                let bounds = lines.compactMap { $0.labels["le"] }.map {
+                    $0 == "+Inf" ? Double.infinity : Double($0) ?? .nan
+                }
                 let counts = lines.compactMap { Double($0.value) }
-                if bounds != bounds.sorted() || bounds.last != .infinity { problems.append("\(family) \(series): le order") }
+                if bounds != bounds.sorted() || bounds.last != .infinity {
+                    problems.append("\(family) \(series): le order")
+                }
                 if counts != counts.sorted() { problems.append("\(family) \(series): buckets decrease") }
                 let count = samples.first {
                     $0.name == family + "_count" && $0.labels == lines[0].labels.filter { $0.key != "le" }
@@ -178,16 +187,21 @@ enum PrometheusGrammar {
     @Test func histogramsAreCumulativeAndMatchTheSpanStatistics() throws {
         let input = try ExportFixture.input()
         let samples = PrometheusGrammar.samples(Perf.PrometheusExport.render(input))
-        let buckets = samples.filter { $0.name == "perf_span_duration_seconds_bucket" && $0.labels["span"] == "api.get" }
+        let buckets = samples.filter {
+            $0.name == "perf_span_duration_seconds_bucket" && $0.labels["span"] == "api.get"
+        }
         // api.get: 0.8, 0.9, 1.2, 4 and 30 ms.
-        let expected: [String: String] = ["0.0005": "0", "0.001": "2", "0.0025": "3", "0.005": "4", "0.025": "4", "0.05": "5"]
+        let expected: [String: String] = [
+            "0.0005": "0", "0.001": "2", "0.0025": "3", "0.005": "4", "0.025": "4", "0.05": "5",
+        ]
         for (bound, count) in expected {
             #expect(buckets.first { $0.labels["le"] == bound }?.value == count, "le \(bound)")
         }
         #expect(buckets.count == Perf.PrometheusExport.bounds.count + 1)
         let sum = samples.first { $0.name == "perf_span_duration_seconds_sum" && $0.labels["span"] == "api.get" }
         #expect(abs((sum.flatMap { Double($0.value) } ?? 0) - 0.0369) < 1e-9)
-        #expect(!samples.contains { $0.labels["span"] == "boot" && $0.name.hasPrefix("perf_span_duration") },
+        #expect(
+            !samples.contains { $0.labels["span"] == "boot" && $0.name.hasPrefix("perf_span_duration") },
             "a ledger-only span is not a distribution")
         #expect(samples.contains { $0.name == "perf_span_over_budget_total" && $0.labels["span"] == "boot" })
         let hangs = samples.filter { $0.name == "perf_hang_duration_seconds_bucket" && $0.labels["target"] == "main" }

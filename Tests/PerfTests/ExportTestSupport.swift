@@ -87,7 +87,10 @@ enum ExportFixture {
                 ["durationMs": 2.5, "budgetMs": 2, "exit": "expired", "detail": "/x", "count": 3]),
             line(
                 "hitch", "main", session: sessionB, atMs: b + 1_000,
-                ["durationMs": 150, "lowerMs": 140, "upperMs": 160, "fatal": false, "thread": "main (tid 5000, state S)"]),
+                [
+                    "durationMs": 150, "lowerMs": 140, "upperMs": 160, "fatal": false,
+                    "thread": "main (tid 5000, state S)",
+                ]),
             line("note", "note \"quoted\"", session: sessionB, atMs: b + 2_000),
             line("session", "end", session: sessionB, atMs: b + 5_000),
         ]

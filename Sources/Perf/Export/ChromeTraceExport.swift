@@ -166,7 +166,8 @@ struct ChromeTraceEvents {
             slices.append(
                 Slice(
                     track: event.threadID.map(Track.thread) ?? .unknownThread, startNanos: event.startUnixNanos,
-                    durationNanos: ExportTimeline.durationNanos(event), slackNanos: ExportTimeline.ledgerResolutionNanos,
+                    durationNanos: ExportTimeline.durationNanos(event),
+                    slackNanos: ExportTimeline.ledgerResolutionNanos,
                     name: "\(event.kind) \(event.name)", category: "hang", args: args))
         }
         return slices
@@ -207,7 +208,9 @@ struct ChromeTraceEvents {
                     "pid": .int(pid), "tid": .int(tids[placement.lane]), "args": .object(slice.args),
                 ])
                 timed.append(
-                    Timed(startNanos: placement.start, durationNanos: slice.durationNanos, order: timed.count, json: json))
+                    Timed(
+                        startNanos: placement.start, durationNanos: slice.durationNanos, order: timed.count, json: json)
+                )
             }
         }
     }

@@ -319,7 +319,8 @@ enum ExportReading {
             if lhs.startUnixNanos != rhs.startUnixNanos { return lhs.startUnixNanos < rhs.startUnixNanos }
             if lhs.durationNanos != rhs.durationNanos { return lhs.durationNanos > rhs.durationNanos }
             if lhs.threadID != rhs.threadID { return lhs.threadID < rhs.threadID }
-            return (lhs.session, lhs.name, lhs.exit, lhs.budgetMs ?? -1) < (rhs.session, rhs.name, rhs.exit, rhs.budgetMs ?? -1)
+            return (lhs.session, lhs.name, lhs.exit, lhs.budgetMs ?? -1)
+                < (rhs.session, rhs.name, rhs.exit, rhs.budgetMs ?? -1)
         }
         var unique: [Perf.ExportInput.Interval] = []
         unique.reserveCapacity(sorted.count)

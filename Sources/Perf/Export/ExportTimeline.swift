@@ -56,7 +56,8 @@ struct ExportTimeline {
     init(_ input: Perf.ExportInput) {
         var byID: [String: Session] = [:]
         func touch(_ id: String, _ body: (inout Session) -> Void) {
-            var session = byID[id] ?? Session(id: id, status: "unknown", ordinal: 0, startUnixNanos: .max, endUnixNanos: .min)
+            var session =
+                byID[id] ?? Session(id: id, status: "unknown", ordinal: 0, startUnixNanos: .max, endUnixNanos: .min)
             body(&session)
             byID[id] = session
         }

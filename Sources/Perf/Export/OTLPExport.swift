@@ -82,7 +82,9 @@ extension Perf {
             if crashed { status["message"] = .string("the session crashed") }
             let events = (session.hangs + session.instants)
                 .sorted { lhs, rhs in
-                    (OTLPChildSpan.eventTime(lhs), lhs.kind, lhs.name) < (OTLPChildSpan.eventTime(rhs), rhs.kind, rhs.name)
+                    (OTLPChildSpan.eventTime(lhs), lhs.kind, lhs.name) < (
+                        OTLPChildSpan.eventTime(rhs), rhs.kind, rhs.name
+                    )
                 }
                 .map(OTLPChildSpan.event)
             return .object([
@@ -104,7 +106,9 @@ extension Perf {
 enum OTLPAttribute {
     static func string(_ key: String, _ value: String) -> ReportJSON { attribute(key, ["stringValue": .string(value)]) }
     /// `intValue` is an int64, so a string in OTLP/JSON.
-    static func int(_ key: String, _ value: Int64) -> ReportJSON { attribute(key, ["intValue": .string(String(value))]) }
+    static func int(_ key: String, _ value: Int64) -> ReportJSON {
+        attribute(key, ["intValue": .string(String(value))])
+    }
     static func double(_ key: String, _ value: Double) -> ReportJSON { attribute(key, ["doubleValue": .double(value)]) }
     static func bool(_ key: String, _ value: Bool) -> ReportJSON { attribute(key, ["boolValue": .bool(value)]) }
 

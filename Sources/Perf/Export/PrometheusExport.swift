@@ -42,7 +42,9 @@ extension Perf {
             text.family(
                 "perf_app_info", type: "gauge", help: "The instrumented program's name, version and build; always 1."
             ) {
-                $0.sample([app, ("build", input.app.build), ("name", input.app.name), ("version", input.app.version)], .integer(1))
+                $0.sample(
+                    [app, ("build", input.app.build), ("name", input.app.name), ("version", input.app.version)],
+                    .integer(1))
             }
             text.family(
                 "perf_report_generated_timestamp_seconds", type: "gauge",
@@ -92,7 +94,9 @@ extension Perf {
                 "perf_span_over_budget_total", type: "counter",
                 help: "Span ends over their budget recorded in the ledger."
             ) { family in
-                for span in input.spans { family.sample([app, ("span", span.name)], .integer(UInt64(clamping: span.overBudget))) }
+                for span in input.spans {
+                    family.sample([app, ("span", span.name)], .integer(UInt64(clamping: span.overBudget)))
+                }
             }
             text.family("perf_span_budget_seconds", type: "gauge", help: "The budget a span runs under, in seconds.") {
                 family in
@@ -107,7 +111,10 @@ extension Perf {
             let totals: [(String, String, Int64)] = [
                 ("perf_hangs_total", "Hangs the watchdog reported (not hitches).", input.hangs.count),
                 ("perf_hangs_fatal_total", "Hangs the process died in.", input.hangs.fatal),
-                ("perf_hangs_suppressed_total", "Slow episodes not blamed (paused, stalled host, debugger).", input.hangs.suppressed),
+                (
+                    "perf_hangs_suppressed_total", "Slow episodes not blamed (paused, stalled host, debugger).",
+                    input.hangs.suppressed
+                ),
             ]
             for (name, help, value) in totals {
                 text.family(name, type: "counter", help: help) { $0.sample([app], .integer(UInt64(clamping: value))) }
