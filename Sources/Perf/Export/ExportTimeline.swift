@@ -55,11 +55,10 @@ struct ExportTimeline {
 
     init(_ input: Perf.ExportInput) {
         var byID: [String: Session] = [:]
+        // In place: a copy out of the dictionary and back would copy the session's arrays on
+        // every append, quadratic in the number of spans.
         func touch(_ id: String, _ body: (inout Session) -> Void) {
-            var session =
-                byID[id] ?? Session(id: id, status: "unknown", ordinal: 0, startUnixNanos: .max, endUnixNanos: .min)
-            body(&session)
-            byID[id] = session
+            body(&byID[id, default: .empty(id)])
         }
         for listed in input.sessions {
             touch(listed.id) { session in
@@ -127,6 +126,11 @@ struct ExportTimeline {
 }
 
 extension ExportTimeline.Session {
+    /// A session known only by its id so far: no status, and an empty time range.
+    static func empty(_ id: String) -> Self {
+        Self(id: id, status: "unknown", ordinal: 0, startUnixNanos: .max, endUnixNanos: .min)
+    }
+
     mutating func include(_ start: Int64, _ end: Int64) {
         startUnixNanos = min(startUnixNanos, start)
         endUnixNanos = max(endUnixNanos, end)
