@@ -79,7 +79,9 @@ enum ExportCommand {
         do {
             try Perf.ExportFile.write(bytes, to: URL(fileURLWithPath: output))
         } catch {
-            return CommandResult(stderr: stderr + "perf-report: \(error)\n", status: ExitCode.invalidInput)
+            var failure = PerfReportCommand.invalidInput(error)
+            failure.stderr = stderr + failure.stderr
+            return failure
         }
         return CommandResult(stdout: output + "\n", stderr: stderr)
     }

@@ -22,7 +22,7 @@ enum ExportFixture {
     static let epochA: Int64 = 1_796_212_800_000
     static let epochB: Int64 = epochA + 600_000
 
-    static func ts(_ unixMs: Int64) -> String { Perf.ChromeTraceExport.iso8601(unixMs * 1_000_000) }
+    static func ts(_ unixMs: Int64) -> String { LedgerTimestamp.string(ms: unixMs) }
 
     static func span(
         _ name: String, tid: Int, startMs: Double, durationMs: Double, exit: String = "success", budgetMs: Double? = nil

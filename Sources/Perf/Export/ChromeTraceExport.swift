@@ -22,7 +22,7 @@ extension Perf {
     ///
     /// - Note: Complete events on one lane must nest; a span that overlaps another without
     ///   nesting (a keyed span ended on another thread) moves to an extra lane named
-    ///   `<thread> (overlapping)`.
+    ///   `<thread> (overlapping N)`.
     public enum ChromeTraceExport {
         /// The trace's bytes: one JSON object, newline-terminated.
         public static func render(_ input: ExportInput) -> [UInt8] {
@@ -38,7 +38,8 @@ extension Perf {
                 "intervals": .bool(input.hasIntervals), "exporter": .string("perf-report export --format chrome"),
             ]
             if input.generatedAtUnixNanos > 0 {
-                otherData["reportGeneratedAt"] = .string(Self.iso8601(input.generatedAtUnixNanos))
+                otherData["reportGeneratedAt"] = .string(
+                    LedgerTimestamp.string(ms: input.generatedAtUnixNanos / 1_000_000))
             }
             let document = ReportJSON.object([
                 "traceEvents": .array(events.sorted()), "displayTimeUnit": .string("ms"),
@@ -47,12 +48,6 @@ extension Perf {
             var bytes = document.bytes
             bytes.append(UInt8(ascii: "\n"))
             return bytes
-        }
-
-        static func iso8601(_ unixNanos: Int64) -> String {
-            var out: [UInt8] = []
-            LedgerTimestamp.appendISO8601(millisecondsSinceEpoch: unixNanos / 1_000_000, into: &out)
-            return String(decoding: out, as: UTF8.self)
         }
     }
 }
