@@ -49,6 +49,7 @@ public enum PerfReportCommand {
           summary                 Print a readable summary of a performance report.
           check                   Check a performance report against budgets and a baseline.
           compare                 Compare two performance reports span by span.
+          export                  Export a report for trace viewers, OpenTelemetry or Prometheus.
 
           See 'perf-report <subcommand> --help' for detailed help.
 
@@ -89,6 +90,8 @@ public enum PerfReportCommand {
             return CheckCommand.run(rest, environment: environment)
         case "compare":
             return CompareCommand.run(rest, environment: environment)
+        case "export":
+            return execute(ExportCommand.spec, rest, ExportCommand.run)
         case "demo":
             return execute(DemoCommand.spec, rest) { DemoCommand.run($0, progress: progress) }
         default:

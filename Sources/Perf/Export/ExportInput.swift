@@ -73,6 +73,10 @@ extension Perf {
             public var threadID: Int64?
             /// The item count a span reported.
             public var count: Int64?
+            /// A hang's bounds in milliseconds: ping sent → served, and last idle ping → served.
+            public var lowerMs: Double?, upperMs: Double?
+            /// Why a hang was not blamed (`paused`, `stalled`, …), when it was suppressed.
+            public var suppressed: String?
 
             /// Start time in Unix nanoseconds: `ts` minus the duration (or `ts` for instants).
             public var startUnixNanos: Int64 {
@@ -193,9 +197,7 @@ extension Perf {
             generatedAtUnixNanos = ExportReading.unixNanos(object["generatedAt"]) ?? 0
             sessions = (object["sessions"] as? [Any] ?? []).compactMap(ExportReading.session)
             let blocks = object["intervals"] as? [Any] ?? []
-            intervals = blocks.flatMap(ExportReading.intervals).sorted {
-                ($0.startUnixNanos, $0.threadID) < ($1.startUnixNanos, $1.threadID)
-            }
+            intervals = ExportReading.merged(blocks.flatMap(ExportReading.intervals))
             threads = blocks.flatMap(ExportReading.threads)
             let ledger = object["ledger"] as? [String: Any]
             events = (ledger?["events"] as? [Any] ?? []).compactMap(ExportReading.event)
@@ -211,10 +213,25 @@ extension Perf {
 /// The per-section readers behind ``Perf/ExportInput``: each returns `nil` for an entry it
 /// cannot use, so one bad entry never costs the rest.
 enum ExportReading {
+    /// The latest wall time read (2^62 ns, the year 2116) and the longest duration (2^61 ns, 73
+    /// years): within them every start, end and difference an exporter computes fits in Int64,
+    /// whatever a damaged report says.
+    static let maximumUnixNanos: Int64 = 1 << 62
+    static let maximumDurationNanos: Int64 = 1 << 61
+
+    /// An ISO-8601 `ts` as Unix nanoseconds; nil when absent, malformed, before 1970 or past
+    /// ``maximumUnixNanos``.
     static func unixNanos(_ value: Any?) -> Int64? {
-        guard let text = value as? String, let ms = LedgerTimestamp.parseISO8601(text) else { return nil }
-        let (nanos, overflow) = ms.multipliedReportingOverflow(by: 1_000_000)
-        return overflow ? nil : nanos
+        guard let text = value as? String, let ms = LedgerTimestamp.parseISO8601(text),
+            ms >= 0, ms <= maximumUnixNanos / 1_000_000
+        else { return nil }
+        return ms * 1_000_000
+    }
+
+    /// A duration in milliseconds, nil unless it is a number from 0 to ``maximumDurationNanos``.
+    static func durationMs(_ value: Any?) -> Double? {
+        guard let ms = optionalDouble(value), ms >= 0, ms * 1_000_000 < Double(maximumDurationNanos) else { return nil }
+        return ms
     }
 
     static func optionalDouble(_ value: Any?) -> Double? { value.flatMap(ReportDocument.number) }
@@ -247,14 +264,14 @@ enum ExportReading {
     /// One session's flight-recorder block, with times made absolute.
     static func intervals(_ value: Any) -> [Perf.ExportInput.Interval] {
         guard let session = (value as? [String: Any])?["session"] as? String,
-            let block = Perf.SpanIntervals(jsonObject: value)
+            let block = Perf.SpanIntervals(jsonObject: value), block.epochUnixMs >= 0,
+            block.epochUnixMs <= maximumUnixNanos / 1_000_000
         else { return [] }
-        let (epochNanos, overflow) = block.epochUnixMs.multipliedReportingOverflow(by: 1_000_000)
-        guard !overflow else { return [] }
+        let epochNanos = block.epochUnixMs * 1_000_000
         return block.spans.compactMap { span in
             // A fabricated report may name times no clock can reach; such a span is skipped.
             let (start, late) = epochNanos.addingReportingOverflow(span.startNanos)
-            guard !late else { return nil }
+            guard !late, start <= maximumUnixNanos, span.durationNanos < maximumDurationNanos else { return nil }
             return .init(
                 session: session, name: span.name, threadID: Int64(span.threadID), startUnixNanos: start,
                 durationNanos: span.durationNanos, exit: span.exit, budgetMs: span.budgetMs)
@@ -275,17 +292,36 @@ enum ExportReading {
         let thread = line["thread"] as? String
         return .init(
             kind: kind, name: line["name"] as? String ?? kind, session: line["session"] as? String ?? "",
-            timeUnixNanos: time, durationMs: optionalDouble(line["durationMs"]),
+            timeUnixNanos: time, durationMs: durationMs(line["durationMs"]),
             budgetMs: optionalDouble(line["budgetMs"]), exit: line["exit"] as? String,
             detail: line["detail"] as? String, site: line["site"] as? String, culprit: line["culprit"] as? String,
             fatal: line["fatal"] as? Bool ?? false, thread: thread, threadID: thread.flatMap(threadID),
-            count: line["count"].flatMap(ReportDocument.number).map { Int64(clamping: Int(max(min($0, 9e18), -9e18))) })
+            count: line["count"].flatMap(ReportDocument.number).map { Int64(clamping: Int(max(min($0, 9e18), -9e18))) },
+            lowerMs: durationMs(line["lowerMs"]), upperMs: durationMs(line["upperMs"]),
+            suppressed: line["suppressed"] as? String)
     }
 
-    /// The tid in a hang line's thread description, `name (tid 25982, state R)`.
+    /// The tid in a hang line's thread description, `name (tid 25982, state R)`: the last
+    /// `(tid `, since a thread's own name may contain the words.
     static func threadID(_ description: String) -> Int64? {
-        guard let range = description.range(of: "tid ") else { return nil }
-        return Int64(description[range.upperBound...].prefix { $0.isNumber })
+        guard let range = description.range(of: "(tid ", options: .backwards) else { return nil }
+        return Int64(description[range.upperBound...].prefix { $0.isASCII && $0.isNumber })
+    }
+
+    /// Intervals oldest first (a parent before the children that start with it), each once: two
+    /// snapshots of one session's ring overlap, and a span in both is still one span.
+    static func merged(_ intervals: [Perf.ExportInput.Interval]) -> [Perf.ExportInput.Interval] {
+        let sorted = intervals.sorted { lhs, rhs in
+            if lhs.startUnixNanos != rhs.startUnixNanos { return lhs.startUnixNanos < rhs.startUnixNanos }
+            if lhs.durationNanos != rhs.durationNanos { return lhs.durationNanos > rhs.durationNanos }
+            if lhs.threadID != rhs.threadID { return lhs.threadID < rhs.threadID }
+            return (lhs.session, lhs.name, lhs.exit, lhs.budgetMs ?? -1)
+                < (rhs.session, rhs.name, rhs.exit, rhs.budgetMs ?? -1)
+        }
+        var unique: [Perf.ExportInput.Interval] = []
+        unique.reserveCapacity(sorted.count)
+        for interval in sorted where interval != unique.last { unique.append(interval) }
+        return unique
     }
 
     static func span(name: String, value: Any) -> Perf.ExportInput.SpanStatistics? {

@@ -1,0 +1,88 @@
+// `perf-report export`: a report as a Chrome trace, an OTLP/JSON request or Prometheus metrics,
+// on stdout or written atomically to a file.
+import Foundation
+import Perf
+
+/// One export format: its name on the command line, what it shows, and its renderer.
+struct ExportFormat: Sendable {
+    /// What a format draws, which decides how a report without intervals is handled.
+    enum Kind: Sendable {
+        /// A timeline only: without spans, hangs or notes there is nothing to write (exit 4).
+        case trace
+        /// A page of timelines and histograms: still worth writing with histograms alone.
+        case page
+        /// Metrics from histograms and totals: intervals play no part.
+        case metrics
+    }
+
+    var name: String
+    var kind: Kind
+    var render: @Sendable (Perf.ExportInput) -> [UInt8]
+}
+
+enum ExportCommand {
+    /// Every format `--format` accepts, in the order help lists them.
+    static let formats: [ExportFormat] = [
+        .init(name: "chrome", kind: .trace, render: Perf.ChromeTraceExport.render),
+        .init(name: "otlp", kind: .trace, render: Perf.OTLPExport.render),
+        .init(name: "prometheus", kind: .metrics, render: Perf.PrometheusExport.render),
+    ]
+
+    static var formatList: String {
+        let names = formats.map(\.name)
+        return names.dropLast().joined(separator: ", ") + (names.count > 1 ? " or " : "") + (names.last ?? "")
+    }
+
+    static let spec = CommandSpec(
+        name: "export", overview: "Export a performance report for trace viewers, OpenTelemetry or Prometheus.",
+        arguments: [.init(name: "report", help: "The performance-report.json to export.")],
+        options: [
+            .init(long: "format", valueName: "format", help: "\(formatList) (required)."),
+            .init(
+                short: "o", long: "output", valueName: "file",
+                help: "Write here (temporary file, then rename); default: stdout."),
+        ],
+        exitCodes: [
+            (ExitCode.success, "success"), (ExitCode.usage, "usage error"),
+            (ExitCode.invalidInput, "unreadable or invalid input (the message names the file and the problem)"),
+            (ExitCode.incompleteData, "nothing to export: no spans, hangs or notes for a trace format"),
+        ])
+
+    static let noIntervalsMessage = "perf-report: no span intervals in this report; histograms only\n"
+
+    static func run(_ parsed: CommandSpec.Parsed) -> CommandResult {
+        guard let formatName = parsed.values["format"] else {
+            return PerfReportCommand.usageError("missing '--format <format>' (\(formatList))", spec)
+        }
+        guard let format = formats.first(where: { $0.name == formatName }) else {
+            return PerfReportCommand.usageError("'--format' must be \(formatList), not '\(formatName)'", spec)
+        }
+        let path = parsed.positionals[0]
+        let input: Perf.ExportInput
+        do {
+            input = try Perf.ExportInput(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            return PerfReportCommand.invalidInput(error)
+        }
+        var stderr = ""
+        if !input.hasIntervals, format.kind != .metrics { stderr += noIntervalsMessage }
+        if format.kind == .trace, !input.hasTraceEvents {
+            stderr +=
+                "perf-report: nothing to export from '\(path)': no span intervals, slow spans, hangs or notes "
+                + "for a \(format.name) trace; no file written\n"
+            return CommandResult(stderr: stderr, status: ExitCode.incompleteData)
+        }
+        let bytes = format.render(input)
+        guard let output = parsed.values["output"] else {
+            return CommandResult(stdout: String(decoding: bytes, as: UTF8.self), stderr: stderr)
+        }
+        do {
+            try Perf.ExportFile.write(bytes, to: URL(fileURLWithPath: output))
+        } catch {
+            var failure = PerfReportCommand.invalidInput(error)
+            failure.stderr = stderr + failure.stderr
+            return failure
+        }
+        return CommandResult(stdout: output + "\n", stderr: stderr)
+    }
+}
