@@ -1,0 +1,47 @@
+// How the html export writes durations, times, sizes and counts: readable, short and the same
+// on every machine (no locale, no time zone).
+
+extension Perf.HTMLExport {
+    /// `830us`, `12.5ms`, `1.5s`: the budgets file's notation, so the page and the budgets agree.
+    static func duration(ms: Double) -> String {
+        Perf.BudgetQuantity.format(ms, .milliseconds)
+    }
+
+    /// A duration given in nanoseconds.
+    static func duration(nanos: Int64) -> String { duration(ms: Double(nanos) / 1e6) }
+
+    /// `2026-12-02 13:00:00.123Z` for Unix nanoseconds.
+    static func time(unixNanos: Int64) -> String {
+        var bytes: [UInt8] = []
+        LedgerTimestamp.appendISO8601(millisecondsSinceEpoch: unixNanos / 1_000_000, into: &bytes)
+        return String(decoding: bytes, as: UTF8.self).replacingAll("T", " ")
+    }
+
+    /// `1.5 GiB`, `320 MiB`, `12 KiB`.
+    static func bytes(_ count: Int64) -> String {
+        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+        var value = Double(count)
+        var unit = 0
+        while abs(value) >= 1024, unit < units.count - 1 {
+            value /= 1024
+            unit += 1
+        }
+        return Perf.BudgetQuantity.trimmed((value * 10).rounded() / 10) + " " + units[unit]
+    }
+
+    /// `12,345`: digits grouped by thousands.
+    static func count(_ value: Int64) -> String {
+        let digits = String(value.magnitude)
+        var grouped = ""
+        for (index, digit) in digits.enumerated() {
+            if index > 0, (digits.count - index) % 3 == 0 { grouped += "," }
+            grouped.append(digit)
+        }
+        return (value < 0 ? "-" : "") + grouped
+    }
+
+    /// `1 span` / `3 spans`.
+    static func plural(_ value: Int, _ noun: String) -> String {
+        count(Int64(value)) + " " + noun + (value == 1 ? "" : "s")
+    }
+}
