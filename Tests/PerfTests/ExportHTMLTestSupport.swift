@@ -192,26 +192,30 @@ enum HTMLStructure {
 
     /// Checks that every tag opened is closed in order; returns the problems found.
     static func problems(_ page: String) -> [String] {
+        let bytes = Array(page.utf8)
         var stack: [String] = []
         var problems: [String] = []
-        var rest = page[...]
-        while let open = rest.firstIndex(of: "<") {
-            guard let end = rest[open...].firstIndex(of: ">") else {
+        var index = 0
+        while let open = bytes[index...].firstIndex(of: UInt8(ascii: "<")) {
+            guard let end = bytes[open...].firstIndex(of: UInt8(ascii: ">")) else {
                 problems.append("unterminated tag")
                 break
             }
-            let tag = rest[rest.index(after: open)..<end]
-            rest = rest[rest.index(after: end)...]
-            if tag.hasPrefix("!") { continue }
-            if tag.hasPrefix("/") {
-                let closing = String(tag.dropFirst())
+            let tag = bytes[(open + 1)..<end]
+            index = end + 1
+            switch tag.first {
+            case UInt8(ascii: "!"):
+                continue
+            case UInt8(ascii: "/"):
+                let closing = String(decoding: tag.dropFirst(), as: UTF8.self)
                 if stack.last == closing {
                     stack.removeLast()
                 } else {
                     problems.append("</\(closing)> closes <\(stack.last ?? "nothing")>")
                 }
-            } else if !tag.hasSuffix("/") {
-                let name = String(tag.prefix { $0 != " " })
+            default:
+                guard tag.last != UInt8(ascii: "/") else { continue }
+                let name = String(decoding: tag.prefix { $0 != UInt8(ascii: " ") }, as: UTF8.self)
                 if !voidElements.contains(name) { stack.append(name) }
             }
         }

@@ -2,9 +2,30 @@
 // on every machine (no locale, no time zone).
 
 extension Perf.HTMLExport {
-    /// `830us`, `12.5ms`, `1.5s`: the budgets file's notation, so the page and the budgets agree.
+    /// `830µs`, `12.5ms`, `1.52s`, `10m 5s`: three significant digits, enough to compare at a
+    /// glance (the report keeps the exact figures).
     static func duration(ms: Double) -> String {
-        Perf.BudgetQuantity.format(ms, .milliseconds)
+        guard ms.isFinite else { return "–" }
+        let sign = ms < 0 ? "-" : ""
+        let magnitude = min(abs(ms), 1e18)
+        if magnitude >= 3_600_000 {
+            let minutes = Int64(magnitude / 60_000)
+            return sign + "\(minutes / 60)h" + (minutes % 60 == 0 ? "" : " \(minutes % 60)m")
+        }
+        if magnitude >= 60_000 {
+            let seconds = Int64(magnitude / 1000)
+            return sign + "\(seconds / 60)m" + (seconds % 60 == 0 ? "" : " \(seconds % 60)s")
+        }
+        let (value, unit) =
+            magnitude >= 999.5
+            ? (magnitude / 1000, "s") : magnitude >= 0.9995 || magnitude == 0 ? (magnitude, "ms") : (magnitude * 1000, "µs")
+        let decimals = value >= 99.95 ? 0 : value >= 9.995 ? 1 : 2
+        var text = String(format: "%.\(decimals)f", value)
+        if text.contains(".") {
+            while text.hasSuffix("0") { text.removeLast() }
+            if text.hasSuffix(".") { text.removeLast() }
+        }
+        return sign + text + unit
     }
 
     /// A duration given in nanoseconds.

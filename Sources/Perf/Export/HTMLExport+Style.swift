@@ -63,7 +63,7 @@ extension Perf.HTMLExport {
         svg .span.fail{fill:var(--fail)}
         svg .hang rect{fill:var(--hang)}
         svg .hitch rect{fill:var(--hitch)}
-        svg .wash{fill-opacity:.22}
+        svg .wash{fill-opacity:.16}
         svg .note line{stroke:var(--note);stroke-dasharray:3 3}
         svg .note path{fill:var(--note)}
         .cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(410px,1fr));gap:12px;margin-bottom:12px}

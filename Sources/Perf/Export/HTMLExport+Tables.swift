@@ -5,20 +5,30 @@ extension Perf.HTMLExport {
     /// Rows any one table shows; what is left out is counted under it.
     static let maximumRows = 200
     /// Rows of the slowest-events table.
-    static let slowestEventCount = 30
+    static let slowestEventCount = 20
 
     /// A cell: escaped text, or trusted markup.
     enum Cell {
         case text(String)
-        case number(String)
+        /// Right-aligned; `alarm` marks a figure over its budget.
+        case number(String, alarm: Bool = false)
         case markup(String)
+
+        var isNumber: Bool {
+            if case .number = self { return true }
+            return false
+        }
     }
 
     static func table(
         _ headers: [String], _ rows: [[Cell]], total: Int, noun: String, into page: inout HTMLWriter
     ) {
         page.raw("<table><thead><tr>")
-        for header in headers { page.raw("<th>\(header)</th>") }
+        // Numeric columns are right-aligned, headers included, so figures line up under them.
+        for (index, header) in headers.enumerated() {
+            let numeric = rows.first.map { index < $0.count && $0[index].isNumber } ?? false
+            page.raw(numeric ? "<th class=\"num\">\(header)</th>" : "<th>\(header)</th>")
+        }
         page.raw("</tr></thead><tbody>")
         for row in rows {
             page.raw("<tr>")
@@ -27,8 +37,8 @@ extension Perf.HTMLExport {
                 case .text(let text):
                     page.raw("<td>")
                     page.text(text)
-                case .number(let text):
-                    page.raw("<td class=\"num\">")
+                case .number(let text, let alarm):
+                    page.raw(alarm ? "<td class=\"num over-count\">" : "<td class=\"num\">")
                     page.text(text)
                 case .markup(let markup):
                     page.raw("<td>" + markup)
@@ -40,7 +50,7 @@ extension Perf.HTMLExport {
         page.raw("</tbody></table>")
         if total > rows.count {
             page.raw("<p class=\"caption left-out\">")
-            page.text("\(plural(total - rows.count, noun)) more not shown.")
+            page.text("\(plural(total - rows.count, noun)) not shown.")
             page.raw("</p>")
         }
     }
@@ -77,7 +87,7 @@ extension Perf.HTMLExport {
         }
         table(
             ["Session", "Status", "Started", "Ended", "Lasted", "Recorded spans", "Hangs"], rows,
-            total: input.sessions.count, noun: "session", into: &page)
+            total: input.sessions.count, noun: "more session", into: &page)
         page.raw("</section>")
     }
 
@@ -87,15 +97,13 @@ extension Perf.HTMLExport {
                 .text(span.name), .number(count(span.count)), .number(duration(ms: span.p50Ms)),
                 .number(duration(ms: span.p95Ms)), .number(duration(ms: span.p99Ms)),
                 .number(duration(ms: span.maxMs)), .number(span.budgetMs.map { duration(ms: $0) } ?? "–"),
-                .markup(
-                    span.overBudget > 0
-                        ? "<span class=\"over-count\">\(count(span.overBudget))</span>" : count(span.overBudget)),
+                .number(count(span.overBudget), alarm: span.overBudget > 0),
                 .text(span.source == "ledger" ? "slow calls only" : "every call"),
             ]
         }
         table(
             ["Span", "Calls", "p50", "p95", "p99", "Max", "Budget", "Over budget", "Measured"], rows,
-            total: spans.count, noun: "span", into: &page)
+            total: spans.count, noun: "more span", into: &page)
     }
 
     /// Ledger events that have a duration, longest first (ties: earliest, then name).
@@ -122,8 +130,7 @@ extension Perf.HTMLExport {
             kind += HTMLWriter.escape(event.kind) + "</span>"
             return [
                 .markup(kind), .text(event.name),
-                .markup(
-                    "<span class=\"\(over ? "over-count" : "")\">\(duration(ms: event.durationMs ?? 0))</span>"),
+                .number(duration(ms: event.durationMs ?? 0), alarm: over || event.kind == "hang"),
                 .number(event.budgetMs.map { duration(ms: $0) } ?? "–"), .text(exit), .text(event.session),
                 .text(time(unixNanos: event.timeUnixNanos)), .text(event.site ?? event.culprit ?? "–"),
             ]
@@ -148,7 +155,7 @@ extension Perf.HTMLExport {
             let rows = culprits.prefix(maximumRows).map { culprit -> [Cell] in
                 [.text(culprit.culprit), .number(count(culprit.count)), .number(duration(ms: culprit.maxMs))]
             }
-            table(["Culprit", "Hangs", "Longest"], rows, total: culprits.count, noun: "culprit", into: &page)
+            table(["Culprit", "Hangs", "Longest"], rows, total: culprits.count, noun: "more culprit", into: &page)
         }
         let targets = hangs.targets.filter { !$0.value.isEmpty }.sorted { $0.key < $1.key }
         if !targets.isEmpty {
