@@ -26,7 +26,8 @@ enum HTMLFixture {
     static let hostileNames = [
         "<script>alert(1)</script>", "\"&'<>", "http://evil.example/x.png", "url(https://evil.example/f.woff)",
         "@import 'https://evil.example/s.css'", "<img src=x onerror=alert(1)>", String(repeating: "long·", count: 4000),
-        "ctl\u{1}\u{7}\u{1B}[31m\u{7F}", "</svg></title><script>",
+        "ctl\u{1}\u{7}\u{1B}[31m"
+            + String(String.UnicodeScalarView([0x7F, 0x85, 0x9F, 0xFDD0, 0xFFFE, 0x1FFFF].compactMap(Unicode.Scalar.init))), "</svg></title><script>",
     ]
 
     /// The report as a JSON object.

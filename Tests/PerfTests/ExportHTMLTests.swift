@@ -114,7 +114,11 @@ import Testing
         #expect(HTMLStructure.problems(page) == [])
         #expect(page.contains("&lt;script&gt;alert&#40;1)&lt;/script&gt;"))
         #expect(page.contains("&quot;&amp;&apos;&lt;&gt;"))
-        #expect(!page.contains("\u{1B}") && !page.contains("\u{7}"))
+        // Controls and noncharacters are HTML5 parse errors: none may reach the page.
+        let forbidden = page.unicodeScalars.filter {
+            ($0.value < 0x20 && $0 != "\n") || (0x7F...0x9F).contains($0.value) || $0.value & 0xFFFE == 0xFFFE
+        }
+        #expect(forbidden.isEmpty, "control characters in the page: \(forbidden.map(\.value))")
         // 20 KB names are cut: the page stays small however long the report's strings are.
         #expect(page.utf8.count < 1_500_000, "page is \(page.utf8.count) bytes")
         #expect(!page.contains(String(repeating: "long·", count: 200)))
@@ -206,17 +210,29 @@ import Testing
         }
     }
 
-    /// Writes the fixture page where `PERF_HTML_OUT` says (scripts/validate/html.sh renders it in
-    /// Chromium), else to a temporary file, and reads it back.
-    @Test func fixturePageIsWrittenForTheBrowserCheck() throws {
+    /// Writes the fixture pages (full, hostile, without intervals, empty) into the directory
+    /// `PERF_HTML_OUT` names, for scripts/validate/html.sh to render in Chromium; else into a
+    /// temporary directory. Each reads back as written.
+    @Test func fixturePagesAreWrittenForTheBrowserCheck() throws {
         let environment = ProcessInfo.processInfo.environment
-        let url = URL(
+        let directory = URL(
             fileURLWithPath: environment["PERF_HTML_OUT"]
-                ?? FileManager.default.temporaryDirectory.appendingPathComponent("perf-html-\(getpid()).html").path)
-        let bytes = Perf.HTMLExport.render(try HTMLFixture.input())
-        try Data(bytes).write(to: url)
-        defer { if environment["PERF_HTML_OUT"] == nil { try? FileManager.default.removeItem(at: url) } }
-        #expect(try [UInt8](Data(contentsOf: url)) == bytes)
+                ?? FileManager.default.temporaryDirectory.appendingPathComponent("perf-html-\(getpid())").path)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { if environment["PERF_HTML_OUT"] == nil { try? FileManager.default.removeItem(at: directory) } }
+        let empty = Array(#"{"schema":"perf-report","schemaVersion":1,"sessions":[],"spans":{}}"#.utf8)
+        let pages = [
+            ("fixture", try HTMLFixture.input()),
+            ("hostile", try HTMLFixture.input(HTMLFixture.Shape(spansPerSession: 60, hostile: true))),
+            ("old-report", try HTMLFixture.input(HTMLFixture.Shape(intervals: false))),
+            ("empty", try Perf.ExportInput(bytes: empty, path: "empty.json")),
+        ]
+        for (name, input) in pages {
+            let url = directory.appendingPathComponent(name + ".html")
+            let bytes = Perf.HTMLExport.render(input)
+            try Data(bytes).write(to: url)
+            #expect(try [UInt8](Data(contentsOf: url)) == bytes)
+        }
     }
 
     static func attribute(_ name: String, in markup: String) -> String {

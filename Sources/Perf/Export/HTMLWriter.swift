@@ -50,10 +50,11 @@ struct HTMLWriter {
 
     /// Text safe in HTML content and in double- or single-quoted attributes.
     ///
-    /// The XML escaping of the JUnit output covers `&<>"'` and drops control characters; on top
-    /// of it `:`, `(`, `=` and `@` become character references, so no report string can ever
-    /// read as `http://`, `url(`, `src=` or `@import` to a browser or to the validator's grep
-    /// (the page renders the same characters).
+    /// The XML escaping of the JUnit output covers `&<>"'` and drops C0 controls; on top of it
+    /// the characters HTML5 calls parse errors (DEL, C1 controls, noncharacters) are dropped
+    /// too, and `:`, `(`, `=` and `@` become character references, so no report string can
+    /// ever read as `http://`, `url(`, `src=` or `@import` to a browser or to the validator's
+    /// grep (the page renders the same characters).
     static func escape(_ text: String) -> String {
         guard text.utf8.contains(where: needsEscape) else { return text }
         var out = ""
@@ -63,7 +64,10 @@ struct HTMLWriter {
             case "(": out += "&#40;"
             case "=": out += "&#61;"
             case "@": out += "&#64;"
-            default: out.unicodeScalars.append(character)
+            default:
+                let value = character.value
+                let parseError = (0x7F...0x9F).contains(value) || (0xFDD0...0xFDEF).contains(value) || value & 0xFFFE == 0xFFFE
+                if !parseError { out.unicodeScalars.append(character) }
             }
         }
         return out
