@@ -30,7 +30,8 @@ extension Perf.HTMLExport {
         .badge.status-terminated{background:#12b76a}
         .badge.status-crashed{background:var(--hang)}
         .badge.status-unknown{background:var(--muted)}
-        .kind{font-weight:600}
+        .kind{font-weight:600;white-space:nowrap}
+        td.nowrap{white-space:nowrap}
         .kind-hang{color:var(--hang)}
         .kind-hitch{color:#b42318}
         .over-count{color:#b54708;font-weight:600}

@@ -9,7 +9,8 @@ extension Perf.HTMLExport {
 
     /// A cell: escaped text, or trusted markup.
     enum Cell {
-        case text(String)
+        /// Left-aligned; `nowrap` keeps a timestamp or a kind on one line.
+        case text(String, nowrap: Bool = false)
         /// Right-aligned; `alarm` marks a figure over its budget.
         case number(String, alarm: Bool = false)
         case markup(String)
@@ -34,8 +35,8 @@ extension Perf.HTMLExport {
             page.raw("<tr>")
             for cell in row {
                 switch cell {
-                case .text(let text):
-                    page.raw("<td>")
+                case .text(let text, let nowrap):
+                    page.raw(nowrap ? "<td class=\"nowrap\">" : "<td>")
                     page.text(text)
                 case .number(let text, let alarm):
                     page.raw(alarm ? "<td class=\"num over-count\">" : "<td class=\"num\">")
@@ -80,8 +81,8 @@ extension Perf.HTMLExport {
             }
             return [
                 .text(session.id), .markup(badge(session.status)),
-                .text(session.startedAtUnixNanos.map { time(unixNanos: $0) } ?? "–"),
-                .text(session.endedAtUnixNanos.map { time(unixNanos: $0) } ?? "–"), .number(lasted ?? "–"),
+                .text(session.startedAtUnixNanos.map { time(unixNanos: $0) } ?? "–", nowrap: true),
+                .text(session.endedAtUnixNanos.map { time(unixNanos: $0) } ?? "–", nowrap: true), .number(lasted ?? "–"),
                 .number(count(Int64(recorded[session.id] ?? 0))), .number(count(Int64(hangs[session.id] ?? 0))),
             ]
         }
@@ -132,7 +133,7 @@ extension Perf.HTMLExport {
                 .markup(kind), .text(event.name),
                 .number(duration(ms: event.durationMs ?? 0), alarm: over || event.kind == "hang"),
                 .number(event.budgetMs.map { duration(ms: $0) } ?? "–"), .text(exit), .text(event.session),
-                .text(time(unixNanos: event.timeUnixNanos)), .text(event.site ?? event.culprit ?? "–"),
+                .text(time(unixNanos: event.timeUnixNanos), nowrap: true), .text(event.site ?? event.culprit ?? "–"),
             ]
         }
         table(

@@ -50,7 +50,7 @@ extension Perf.HTMLExport {
         }
         if layout.overRectCap > 0 {
             left.append(
-                "\(plural(layout.overRectCap, "older span")) not drawn: the page draws at most "
+                "\(plural(layout.overRectCap, "older span")) not drawn; the page draws at most "
                     + "\(count(Int64(HTMLTimelineLayout.maximumSpanRects))) spans.")
         }
         page.raw("<p class=\"caption\">")
