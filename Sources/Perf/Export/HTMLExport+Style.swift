@@ -65,6 +65,8 @@ extension Perf.HTMLExport {
         svg .hang rect{fill:var(--hang)}
         svg .hitch rect{fill:var(--hitch)}
         svg .wash{fill-opacity:.16}
+        svg .hang-label{fill:var(--hang);font-weight:700;font-size:10px;paint-order:stroke;stroke:#fff;\
+        stroke-width:3px;stroke-linejoin:round}
         svg .note line{stroke:var(--note);stroke-dasharray:3 3}
         svg .note path{fill:var(--note)}
         .cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(410px,1fr));gap:12px;margin-bottom:12px}

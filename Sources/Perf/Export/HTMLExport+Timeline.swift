@@ -147,7 +147,14 @@ extension Perf.HTMLExport {
                 page.raw(
                     "</title><rect class=\"wash\" x=\"\(n(left))\" y=\"\(n(laneTop))\" width=\"\(n(width))\" "
                         + "height=\"\(n(height))\"/><rect x=\"\(n(left))\" y=\"\(n(laneTop + height - 3))\" "
-                        + "width=\"\(n(width))\" height=\"3\"/></g>")
+                        + "width=\"\(n(width))\" height=\"3\"/>")
+                // A hang wide enough to hold its name says what it is without a hover.
+                if hang.kind == "hang", width >= 90 {
+                    page.raw("<text class=\"hang-label\" x=\"\(n(left + 4))\" y=\"\(n(laneTop + 11))\">")
+                    page.text("\(hang.fatal ? "fatal hang" : "hang") \(hang.durationMs.map(duration(ms:)) ?? "")")
+                    page.raw("</text>")
+                }
+                page.raw("</g>")
             }
             laneTop += height
         }
