@@ -78,7 +78,8 @@ import Testing
         for (offset, label) in ticks.dropFirst() {
             // `+1m 20s` past a minute; otherwise the budgets file's notation, within rounding.
             let parsed = Perf.BudgetQuantity(parsing: String(label.dropFirst()))?.value
-            #expect(parsed.map { abs($0 * 1e6 - Double(offset)) <= Double(offset) * 0.01 } ?? (offset >= 60_000_000_000))
+            #expect(
+                parsed.map { abs($0 * 1e6 - Double(offset)) <= Double(offset) * 0.01 } ?? (offset >= 60_000_000_000))
         }
     }
 

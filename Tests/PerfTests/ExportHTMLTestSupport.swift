@@ -27,7 +27,9 @@ enum HTMLFixture {
         "<script>alert(1)</script>", "\"&'<>", "http://evil.example/x.png", "url(https://evil.example/f.woff)",
         "@import 'https://evil.example/s.css'", "<img src=x onerror=alert(1)>", String(repeating: "long·", count: 4000),
         "ctl\u{1}\u{7}\u{1B}[31m"
-            + String(String.UnicodeScalarView([0x7F, 0x85, 0x9F, 0xFDD0, 0xFFFE, 0x1FFFF].compactMap(Unicode.Scalar.init))), "</svg></title><script>",
+            + String(
+                String.UnicodeScalarView([0x7F, 0x85, 0x9F, 0xFDD0, 0xFFFE, 0x1FFFF].compactMap(Unicode.Scalar.init))),
+        "</svg></title><script>",
     ]
 
     /// The report as a JSON object.
@@ -124,9 +126,14 @@ enum HTMLFixture {
                 return session
             },
             "ledger": ["events": events.sorted { ($0["ts"] as! String) < ($1["ts"] as! String) }],
-            "spans": Dictionary(uniqueKeysWithValues: histograms.map { name, histogram in
-                (name, spanStatistics(histogram, budget: spanNames.first { $0.0 == name }?.1, over: overBudget[name] ?? 0))
-            }),
+            "spans": Dictionary(
+                uniqueKeysWithValues: histograms.map { name, histogram in
+                    (
+                        name,
+                        spanStatistics(
+                            histogram, budget: spanNames.first { $0.0 == name }?.1, over: overBudget[name] ?? 0)
+                    )
+                }),
             "hangs": [
                 "count": 2, "fatal": 1, "suppressed": 0, "totalMs": 1125.0, "maxMs": 712.5,
                 "culprits": [["culprit": name("static Service.parseFeed() -> ()"), "count": 2, "maxMs": 712.5]],

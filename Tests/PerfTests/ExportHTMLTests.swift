@@ -22,11 +22,14 @@ import Testing
 
     @Test func timelineDrawsOneRectPerIntervalColouredByOutcome() throws {
         let input = try HTMLFixture.input()
-        let timeline = HTMLStructure.section("timeline", in: String(decoding: Perf.HTMLExport.render(input), as: UTF8.self))
+        let timeline = HTMLStructure.section(
+            "timeline", in: String(decoding: Perf.HTMLExport.render(input), as: UTF8.self))
         #expect(input.intervals.count > 600)
         #expect(HTMLStructure.occurrences(of: "<rect class=\"span", in: timeline) == input.intervals.count)
         let failed = input.intervals.filter { $0.exit != "success" }.count
-        let over = input.intervals.filter { $0.exit == "success" && Double($0.durationNanos) > ($0.budgetMs ?? .infinity) * 1e6 }
+        let over = input.intervals.filter {
+            $0.exit == "success" && Double($0.durationNanos) > ($0.budgetMs ?? .infinity) * 1e6
+        }
         #expect(failed > 0 && !over.isEmpty)
         #expect(HTMLStructure.occurrences(of: "<rect class=\"span fail\"", in: timeline) == failed)
         #expect(HTMLStructure.occurrences(of: "<rect class=\"span over\"", in: timeline) == over.count)
@@ -54,7 +57,8 @@ import Testing
 
     @Test func histogramBudgetLineSitsAtTheBudgetOnTheLogAxis() throws {
         let input = try HTMLFixture.input()
-        let section = HTMLStructure.section("histograms", in: String(decoding: Perf.HTMLExport.render(input), as: UTF8.self))
+        let section = HTMLStructure.section(
+            "histograms", in: String(decoding: Perf.HTMLExport.render(input), as: UTF8.self))
         let charts = section.components(separatedBy: "<svg class=\"histogram\"").dropFirst()
         #expect(charts.count == min(input.spans.count, Perf.HTMLExport.maximumHistograms))
         var checked = 0
@@ -136,7 +140,8 @@ import Testing
 
     @Test func emptyReportRendersAPageThatSaysSo() throws {
         let bytes = Array(#"{"schema":"perf-report","schemaVersion":1,"sessions":[],"spans":{}}"#.utf8)
-        let page = String(decoding: Perf.HTMLExport.render(try Perf.ExportInput(bytes: bytes, path: "empty.json")), as: UTF8.self)
+        let page = String(
+            decoding: Perf.HTMLExport.render(try Perf.ExportInput(bytes: bytes, path: "empty.json")), as: UTF8.self)
         #expect(HTMLStructure.problems(page) == [])
         for notice in [
             "No sessions in this report.", "No span intervals in this report", "No spans in this report.",
@@ -188,10 +193,14 @@ import Testing
     }
 
     /// Values a damaged or hostile report could hold where the exporter expects something sane.
-    static var extremes: [Any] {[
-        1e300, -1e300, 9.2e18, -9.2e18, 8.9e12, 0, -1, 0.5, "", "<script>", NSNull(), [Any](), [String: Any](), true,
-        "9999-12-31T23:59:59.999Z", "0000-01-01T00:00:00.000Z", Int64.max, Int64.min, String(repeating: "x", count: 999),
-    ]}
+    static var extremes: [Any] {
+        [
+            1e300, -1e300, 9.2e18, -9.2e18, 8.9e12, 0, -1, 0.5, "", "<script>", NSNull(), [Any](), [String: Any](),
+            true,
+            "9999-12-31T23:59:59.999Z", "0000-01-01T00:00:00.000Z", Int64.max, Int64.min,
+            String(repeating: "x", count: 999),
+        ]
+    }
 
     /// Swaps about one value in twenty for an extreme and drops about one key in forty.
     static func mutateValues(_ value: Any, using random: inout SeededRandom) -> Any {
@@ -199,7 +208,8 @@ import Testing
         case let object as [String: Any]:
             var copy: [String: Any] = [:]
             for key in object.keys.sorted() where Int.random(in: 0..<40, using: &random) != 0 {
-                copy[key] = key == "schema" || key == "schemaVersion" ? object[key] : mutateValues(object[key]!, using: &random)
+                copy[key] =
+                    key == "schema" || key == "schemaVersion" ? object[key] : mutateValues(object[key]!, using: &random)
             }
             return copy
         case let array as [Any]:

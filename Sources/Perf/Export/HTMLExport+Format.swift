@@ -18,7 +18,8 @@ extension Perf.HTMLExport {
         }
         let (value, unit) =
             magnitude >= 999.5
-            ? (magnitude / 1000, "s") : magnitude >= 0.9995 || magnitude == 0 ? (magnitude, "ms") : (magnitude * 1000, "µs")
+            ? (magnitude / 1000, "s")
+            : magnitude >= 0.9995 || magnitude == 0 ? (magnitude, "ms") : (magnitude * 1000, "µs")
         let decimals = value >= 99.95 ? 0 : value >= 9.995 ? 1 : 2
         var text = String(format: "%.\(decimals)f", value)
         if text.contains(".") {
@@ -62,7 +63,10 @@ extension Perf.HTMLExport {
     }
 
     /// `1 span` / `3 spans`.
-    static func plural(_ value: Int, _ noun: String) -> String {
-        count(Int64(value)) + " " + noun + (value == 1 ? "" : "s")
+    static func plural(_ value: Int, _ noun: String) -> String { plural(Int64(value), noun) }
+
+    /// `1 call` / `3 calls`, for 64-bit counts.
+    static func plural(_ value: Int64, _ noun: String) -> String {
+        count(value) + " " + noun + (value == 1 ? "" : "s")
     }
 }

@@ -99,7 +99,7 @@ extension Perf.HTMLExport {
         page.raw("<figure class=\"hist\"><figcaption><b>")
         page.text(span.name, limit: 48)
         page.raw("</b><span>")
-        var facts = "\(count(span.count)) calls"
+        var facts = plural(span.count, "call")
         if let budget = span.budgetMs {
             facts += " · budget \(duration(ms: budget)) · \(count(span.overBudget)) over"
         }

@@ -82,7 +82,8 @@ extension Perf.HTMLExport {
             return [
                 .text(session.id), .markup(badge(session.status)),
                 .text(session.startedAtUnixNanos.map { time(unixNanos: $0) } ?? "–", nowrap: true),
-                .text(session.endedAtUnixNanos.map { time(unixNanos: $0) } ?? "–", nowrap: true), .number(lasted ?? "–"),
+                .text(session.endedAtUnixNanos.map { time(unixNanos: $0) } ?? "–", nowrap: true),
+                .number(lasted ?? "–"),
                 .number(count(Int64(recorded[session.id] ?? 0))), .number(count(Int64(hangs[session.id] ?? 0))),
             ]
         }
@@ -109,7 +110,9 @@ extension Perf.HTMLExport {
 
     /// Ledger events that have a duration, longest first (ties: earliest, then name).
     static func slowestEvents(_ input: Perf.ExportInput) -> [Perf.ExportInput.Event] {
-        let timed = input.events.filter { ["span", "hang", "hitch", "overdue"].contains($0.kind) && $0.durationMs != nil }
+        let timed = input.events.filter {
+            ["span", "hang", "hitch", "overdue"].contains($0.kind) && $0.durationMs != nil
+        }
         return timed.sorted {
             let left = ($0.durationMs ?? 0, -$0.timeUnixNanos)
             let right = ($1.durationMs ?? 0, -$1.timeUnixNanos)
@@ -127,7 +130,8 @@ extension Perf.HTMLExport {
         let rows = events.prefix(slowestEventCount).map { event -> [Cell] in
             let over = event.durationMs.flatMap { ms in event.budgetMs.map { ms > $0 } } ?? false
             let exit = event.kind == "hang" ? (event.fatal ? "fatal" : "–") : (event.exit ?? "–")
-            var kind = "<span class=\"kind kind-\(["span", "hang", "hitch"].contains(event.kind) ? event.kind : "other")\">"
+            var kind =
+                "<span class=\"kind kind-\(["span", "hang", "hitch"].contains(event.kind) ? event.kind : "other")\">"
             kind += HTMLWriter.escape(event.kind) + "</span>"
             return [
                 .markup(kind), .text(event.name),
@@ -146,7 +150,7 @@ extension Perf.HTMLExport {
         let hangs = input.hangs
         page.raw("<section id=\"hangs\"><h2>Hangs</h2><p class=\"caption\">")
         page.text(
-            "\(count(hangs.count)) hangs (\(count(hangs.fatal)) fatal, \(count(hangs.suppressed)) suppressed), "
+            "\(plural(hangs.count, "hang")) (\(count(hangs.fatal)) fatal, \(count(hangs.suppressed)) suppressed), "
                 + "\(duration(ms: hangs.totalMs)) in total, the longest \(duration(ms: hangs.maxMs)).")
         page.raw("</p>")
         if hangs.culprits.isEmpty {
@@ -165,7 +169,9 @@ extension Perf.HTMLExport {
                 page.raw("<figure class=\"hist\"><figcaption><b>")
                 page.text(target, limit: 48)
                 page.raw("</b><span>")
-                page.text("\(count(Int64(clamping: histogram.count))) hangs and hitches")
+                page.text(
+                    histogram.count == 1
+                        ? "1 hang or hitch" : "\(count(Int64(clamping: histogram.count))) hangs and hitches")
                 page.raw("</span></figcaption>")
                 histogramChart(histogram, budgetMs: nil, label: target, into: &page)
                 page.raw("</figure>")

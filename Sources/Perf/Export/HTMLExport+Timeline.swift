@@ -40,7 +40,8 @@ extension Perf.HTMLExport {
             if block.olderThanWindow > 0 {
                 left.append(
                     "Session \(block.session): showing the most recent \(duration(nanos: block.windowEnd - block.windowStart))"
-                        + " of \(duration(nanos: recorded)); \(plural(block.olderThanWindow, "earlier span")) not drawn.")
+                        + " of \(duration(nanos: recorded)); \(plural(block.olderThanWindow, "earlier span")) not drawn."
+                )
             }
             if block.hiddenLanes > 0 {
                 left.append(

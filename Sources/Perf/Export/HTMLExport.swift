@@ -48,7 +48,8 @@ extension Perf {
             page.raw(" <span class=\"version\">")
             page.text("\(input.app.version) (\(input.app.build))", limit: 60)
             page.raw("</span></h1><p class=\"subtitle\">")
-            let generated = input.generatedAtUnixNanos == 0 ? "at an unknown time" : time(unixNanos: input.generatedAtUnixNanos)
+            let generated =
+                input.generatedAtUnixNanos == 0 ? "at an unknown time" : time(unixNanos: input.generatedAtUnixNanos)
             page.text("Performance report generated \(generated)")
             page.raw("</p>")
             if let host = input.host {

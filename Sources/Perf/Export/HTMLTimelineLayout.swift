@@ -159,7 +159,9 @@ struct HTMLTimelineLayout {
     }
 
     /// Where a span ends, Unix nanoseconds.
-    static func end(_ interval: Perf.ExportInput.Interval) -> Int64 { add(interval.startUnixNanos, interval.durationNanos) }
+    static func end(_ interval: Perf.ExportInput.Interval) -> Int64 {
+        add(interval.startUnixNanos, interval.durationNanos)
+    }
 
     /// Where a ledger event starts: its `ts` minus its duration. `Event.startUnixNanos` says the
     /// same but traps on a duration past Int64's range, which a damaged report can hold.

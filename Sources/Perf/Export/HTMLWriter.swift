@@ -66,7 +66,8 @@ struct HTMLWriter {
             case "@": out += "&#64;"
             default:
                 let value = character.value
-                let parseError = (0x7F...0x9F).contains(value) || (0xFDD0...0xFDEF).contains(value) || value & 0xFFFE == 0xFFFE
+                let parseError =
+                    (0x7F...0x9F).contains(value) || (0xFDD0...0xFDEF).contains(value) || value & 0xFFFE == 0xFFFE
                 if !parseError { out.unicodeScalars.append(character) }
             }
         }
