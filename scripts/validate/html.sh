@@ -181,15 +181,18 @@ self_test() {
     return $failed
 }
 
-ensure_tools
 case "${1:-}" in
-    --self-test) self_test ;;
+    --self-test)
+        ensure_tools
+        self_test
+        ;;
     "" | -h | --help)
-        sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
         [ -n "${1:-}" ] || exit 2
         ;;
     *)
         [ -f "$1" ] || { log "no such page: $1"; exit 2; }
+        ensure_tools
         check "$1" "${2:-${1%.html}.png}"
         ;;
 esac
