@@ -25,7 +25,7 @@ let children: [String: ([String]) -> Int32] = [
 let usage = """
     OVERVIEW: Perf's benchmarks, each figure beside its baseline measured in the same run.
 
-    USAGE: perf-bench [--quick] [--only <group>] [--json <file>] [--markdown <file>]
+    USAGE: perf-bench [--quick] [--only <group>] [--json <file>] [--markdown <file>] [--gbench <file>]
            perf-bench child <kind> [<argument> ...]
 
     OPTIONS:
@@ -33,6 +33,8 @@ let usage = """
       --only <group>          Run one group (\(groups.map(\.name).joined(separator: ", "))).
       --json <file>           Write the rows as JSON (default Reports/BENCHMARKS.json on a full run).
       --markdown <file>       Write the rows as Markdown (default Reports/BENCHMARKS.md on a full run).
+      --gbench <file>         Write the rows as Google Benchmark JSON (--benchmark_format=json), for
+                              compare.py and `perf-report check`.
       -h, --help              Show help information.
 
     """
@@ -50,6 +52,7 @@ var quick = false
 var only: String?
 var jsonPath: String?
 var markdownPath: String?
+var gbenchPath: String?
 while !arguments.isEmpty {
     let argument = arguments.removeFirst()
     switch argument {
@@ -57,6 +60,7 @@ while !arguments.isEmpty {
     case "--only" where !arguments.isEmpty: only = arguments.removeFirst()
     case "--json" where !arguments.isEmpty: jsonPath = arguments.removeFirst()
     case "--markdown" where !arguments.isEmpty: markdownPath = arguments.removeFirst()
+    case "--gbench" where !arguments.isEmpty: gbenchPath = arguments.removeFirst()
     case "-h", "--help":
         print(usage, terminator: "")
         exit(0)
@@ -87,6 +91,7 @@ let document = BenchDocument(
 do {
     if let jsonPath { try BenchReportWriter.writeJSON(document, to: jsonPath) }
     if let markdownPath { try BenchReportWriter.writeMarkdown(document, to: markdownPath) }
+    if let gbenchPath { try GoogleBenchmarkWriter.write(document, to: gbenchPath) }
 } catch {
     FileHandle.standardError.write(Data("perf-bench: cannot write the report: \(error)\n".utf8))
     exit(1)
