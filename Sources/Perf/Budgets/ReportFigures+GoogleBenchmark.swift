@@ -16,8 +16,9 @@ extension Perf.ReportFigures {
     ///   `median` and `p50` → `p50`; `p90`, `p95`, `p99` → the same; `max` → `max`. Other
     ///   aggregates (`mean`, `stddev`, `cv`, `p99.9`, complexity fits) have no budget metric and
     ///   are ignored.
-    /// - Without aggregates, the runs' own entries (`run_type` `"iteration"`) stand in: `p50` is
-    ///   the median and `max` the largest of their `real_time`s.
+    /// - The run's own entries (`run_type` `"iteration"`, one per repetition) stand in for what
+    ///   the aggregates do not give: `p50` is the median and `max` the largest of their
+    ///   `real_time`s.
     /// - `count` is the number of samples behind the statistics: the aggregates' `repetitions`
     ///   (their `iterations` when absent), else the number of iteration entries. `sum` is
     ///   `count` × the `mean` aggregate when there is one.
