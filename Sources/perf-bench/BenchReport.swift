@@ -32,6 +32,12 @@ struct BenchDocument: Codable {
     var schemaVersion = 1
     var environment: BenchEnvironment
     var rows: [BenchRow]
+    /// Whether this was a `--quick` run.
+    var quick = false
+    /// How long the whole run took, wall clock.
+    var wallSeconds: Double?
+    /// A `--quick` run's wall time measured just before this one (scripts/bench.sh), when known.
+    var quickWallSeconds: Double?
 }
 
 enum BenchReportWriter {
@@ -50,6 +56,8 @@ enum BenchReportWriter {
 
             Machine: \(env.cpuModel), \(env.cores) cores, \(env.memoryGiB) GiB, Linux \(env.kernel); \
             Swift \(env.swiftVersion), \(env.buildConfiguration) build.
+
+            \(runTime(document))
 
             Every figure is measured in the same process run as its baseline; ratios are
             median / baseline median. Latencies are nanoseconds per operation unless the unit says
@@ -72,6 +80,21 @@ enum BenchReportWriter {
             }
         }
         try out.write(toFile: path, atomically: true, encoding: .utf8)
+    }
+
+    /// The run's own duration, and a quick run's against its one-minute target.
+    static func runTime(_ document: BenchDocument) -> String {
+        func verdict(_ seconds: Double) -> String {
+            String(format: "%.0f s (target < 60 s: %@)", seconds, seconds < 60 ? "PASS" : "MISS")
+        }
+        var line = "Run: " + (document.quick ? "--quick" : "full")
+        if let wall = document.wallSeconds {
+            line += document.quick ? ", " + verdict(wall) : String(format: ", %.0f s", wall)
+        }
+        if !document.quick, let quick = document.quickWallSeconds {
+            line += "; a `--quick` run just before it took " + verdict(quick)
+        }
+        return line + ". Also written as Google Benchmark JSON (`--gbench`), for compare.py and `perf-report check`."
     }
 
     private static func fmt(_ value: Double?, digits: Int = 1) -> String {

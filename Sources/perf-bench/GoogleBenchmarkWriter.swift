@@ -8,9 +8,9 @@
 // in the same unit, is a run of its own, `<group>/<figure> [baseline]`. A row in any other unit
 // (ops/s, GB/s, %, allocs, ×) is never written as time: it becomes one `median` entry with no
 // time keys and a user counter named for the unit (`items_per_second`, `bytes_per_second`,
-// `allocs_per_op`, `percent_core`, …), which compare.py skips as not comparable. Allocations per
-// op and the ratio to the baseline ride on the median entry as the counters `allocs_per_op` and
-// `ratio_to_baseline`. `repetitions` and `iterations` are the samples behind the statistics
+// `allocs_per_op`, `percent_core`, …), which compare.py skips as not comparable. The ratio to the
+// baseline rides on the median entry as the counter `ratio_to_baseline`, and a time row's
+// allocations per op as `allocs_per_op` (an allocation row's own value is already that counter). `repetitions` and `iterations` are the samples behind the statistics
 // (1 when the row does not say).
 import Foundation
 
@@ -53,10 +53,10 @@ enum GoogleBenchmarkWriter {
     /// A row's aggregates, or its one counter entry.
     static func entries(for row: BenchRow, run: String, family: Int) -> [[String: Any]] {
         var counters: [String: Double] = [:]
-        if let allocations = row.allocationsPerOp { counters["allocs_per_op"] = allocations }
         if let ratio = row.ratio, ratio.isFinite { counters["ratio_to_baseline"] = ratio }
         let base = header(run: run, family: family, samples: row.samples ?? 1, threads: threads(row.name))
         if let timeUnit = timeUnits[row.unit] {
+            if let allocations = row.allocationsPerOp { counters["allocs_per_op"] = allocations }
             let statistics: [(String, Double?)] = [("median", row.median), ("p99", row.p99), ("p99.9", row.p999)]
             return statistics.compactMap { aggregate, value in
                 guard let value, value.isFinite else { return nil }

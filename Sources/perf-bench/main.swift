@@ -34,7 +34,8 @@ let usage = """
       --json <file>           Write the rows as JSON (default Reports/BENCHMARKS.json on a full run).
       --markdown <file>       Write the rows as Markdown (default Reports/BENCHMARKS.md on a full run).
       --gbench <file>         Write the rows as Google Benchmark JSON (--benchmark_format=json), for
-                              compare.py and `perf-report check`.
+                              compare.py and `perf-report check` (default Reports/BENCHMARKS.gbench.json
+                              on a full run).
       -h, --help              Show help information.
 
     """
@@ -72,8 +73,10 @@ while !arguments.isEmpty {
 if only == nil && !quick {
     jsonPath = jsonPath ?? "Reports/BENCHMARKS.json"
     markdownPath = markdownPath ?? "Reports/BENCHMARKS.md"
+    gbenchPath = gbenchPath ?? "Reports/BENCHMARKS.gbench.json"
 }
 
+let runStart = Bench.now()
 let context = BenchContext(quick: quick)
 for group in groups where only == nil || only == group.name {
     FileHandle.standardError.write(Data("perf-bench: \(group.name)\n".utf8))
@@ -85,9 +88,14 @@ for group in groups where only == nil || only == group.name {
     }
 }
 
+// scripts/bench.sh names itself (and the quick run it timed first) through the environment.
+let variables = ProcessInfo.processInfo.environment
+let command = variables["PERF_BENCH_COMMAND"]
+    ?? (["swift run -c release perf-bench"] + CommandLine.arguments.dropFirst()).joined(separator: " ")
 let document = BenchDocument(
-    environment: .current(command: (["swift run -c release perf-bench"] + CommandLine.arguments.dropFirst()).joined(separator: " ")),
-    rows: context.rows)
+    environment: .current(command: command), rows: context.rows, quick: quick,
+    wallSeconds: Double(Bench.now() - runStart) / 1e9,
+    quickWallSeconds: variables["PERF_BENCH_QUICK_SECONDS"].flatMap(Double.init))
 do {
     if let jsonPath { try BenchReportWriter.writeJSON(document, to: jsonPath) }
     if let markdownPath { try BenchReportWriter.writeMarkdown(document, to: markdownPath) }
