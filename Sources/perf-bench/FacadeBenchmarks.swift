@@ -4,6 +4,7 @@ import CPerfShims
 import Foundation
 import Glibc
 import Perf
+import Synchronization
 
 enum FacadeBenchmarks {
     static let group = BenchGroup(name: "facade") { context in try run(context) }
@@ -25,14 +26,19 @@ enum FacadeBenchmarks {
         try overBudget(context, directory: directory, count: context.scaled(20_000, quick: 5_000))
     }
 
-    /// Before install every call is one atomic load. An empty loop is no baseline (the optimiser
-    /// deletes it, leaving a ratio to nothing), so the baseline is a loop calling an opaque no-op
-    /// function: the cheapest call the optimiser cannot remove.
+    /// Stands in for the facade's "installed?" slot in the inert baseline.
+    private static let slot = Atomic<Int>(0)
+
+    /// Before install every call is one acquiring atomic load of the recorder slot. An empty loop
+    /// is no baseline (the optimiser deletes it, leaving a ratio to nothing), nor is a call to a
+    /// no-op function (deleted too); the baseline is that atomic load itself, once per iteration.
     private static func inert(_ context: BenchContext, batches: Int, iterations: Int) {
         let measured = Bench.alternating(
             batches: batches, iterations: iterations,
             baseline: { count in
-                for index in 0..<count { Bench.blackHole(index) }
+                var total = 0
+                for _ in 0..<count { total &+= slot.load(ordering: .acquiring) }
+                Bench.blackHole(total)
             },
             subject: { count in
                 for _ in 0..<count { Perf.begin("bench.inert", slowMs: 1000).end() }
@@ -42,12 +48,13 @@ enum FacadeBenchmarks {
             BenchRow(
                 group: "facade", name: "inert begin+end (before install)", unit: "ns/op",
                 median: measured.subject.median, p99: measured.subject.p99, p999: measured.subject.p999,
-                baseline: "loop calling an opaque no-op function", baselineMedian: measured.baseline.median,
-                baselineP99: measured.baseline.p99, ratio: measured.subject.median / measured.baseline.median,
-                target: "≤ 5 ns, 0 allocs", pass: measured.subject.median <= 5 && allocations == 0,
+                baseline: "acquiring atomic load (the installed? check)", baselineMedian: measured.baseline.median,
+                baselineP99: measured.baseline.p99, target: "≤ 5 ns, 0 allocs", pass: measured.subject.median <= 5 && allocations == 0,
                 allocationsPerOp: allocations,
-                note: "per-op cost of batches of \(iterations) calls; ratio < 1: cheaper than a call the optimiser "
-                    + "must keep", samples: batches))
+                note: "per-op cost of batches of \(iterations) calls; no ratio: under a nanosecond both loops are "
+                    + "bound by instruction throughput (independent loads overlap), so a ratio measures the loop, "
+                    + "not the call; the target is absolute",
+                samples: batches))
     }
 
     private static func underBudget(_ context: BenchContext, batches: Int, iterations: Int) {
