@@ -69,7 +69,8 @@ enum BenchReportWriter {
         for row in document.rows where !groups.contains(row.group) { groups.append(row.group) }
         for group in groups {
             out += "\n## \(group)\n\n"
-            out += "| figure | median | p99 | p99.9 | baseline | baseline median | ratio | allocs/op | target | mark |\n"
+            out +=
+                "| figure | median | p99 | p99.9 | baseline | baseline median | ratio | allocs/op | target | mark |\n"
             out += "|---|---|---|---|---|---|---|---|---|---|\n"
             for row in document.rows where row.group == group {
                 out += "| \(row.name) | \(fmt(row.median)) \(row.unit) | \(fmt(row.p99)) | \(fmt(row.p999)) | "

@@ -49,7 +49,8 @@ enum FacadeBenchmarks {
                 group: "facade", name: "inert begin+end (before install)", unit: "ns/op",
                 median: measured.subject.median, p99: measured.subject.p99, p999: measured.subject.p999,
                 baseline: "acquiring atomic load (the installed? check)", baselineMedian: measured.baseline.median,
-                baselineP99: measured.baseline.p99, target: "≤ 5 ns, 0 allocs", pass: measured.subject.median <= 5 && allocations == 0,
+                baselineP99: measured.baseline.p99, target: "≤ 5 ns, 0 allocs",
+                pass: measured.subject.median <= 5 && allocations == 0,
                 allocationsPerOp: allocations,
                 note: "per-op cost of batches of \(iterations) calls; no ratio: under a nanosecond both loops are "
                     + "bound by instruction throughput (independent loads overlap), so a ratio measures the loop, "
@@ -58,7 +59,9 @@ enum FacadeBenchmarks {
     }
 
     private static func underBudget(_ context: BenchContext, batches: Int, iterations: Int) {
-        let measured = Bench.alternating(batches: batches, iterations: iterations, baseline: Bench.clockPairs) { count in
+        let measured = Bench.alternating(
+            batches: batches, iterations: iterations, baseline: Bench.clockPairs
+        ) { count in
             for _ in 0..<count { Perf.begin("bench.facade", slowMs: 1000).end() }
         }
         let allocations = Bench.allocationsPerOp(iterations: 10_000) { Perf.begin("bench.facade", slowMs: 1000).end() }

@@ -90,7 +90,8 @@ for group in groups where only == nil || only == group.name {
 
 // scripts/bench.sh names itself (and the quick run it timed first) through the environment.
 let variables = ProcessInfo.processInfo.environment
-let command = variables["PERF_BENCH_COMMAND"]
+let command =
+    variables["PERF_BENCH_COMMAND"]
     ?? (["swift run -c release perf-bench"] + CommandLine.arguments.dropFirst()).joined(separator: " ")
 let document = BenchDocument(
     environment: .current(command: command), rows: context.rows, quick: quick,

@@ -116,7 +116,8 @@ import Testing
     }
 
     func aMissingFigureIsIncompleteData(_ run: Run) throws {
-        let budgets = #"{"version": 1, "spans": [{"match": "histogram/no such figure", "limits": {"count": {"min": 1}}}]}"#
+        let budgets =
+            #"{"version": 1, "spans": [{"match": "histogram/no such figure", "limits": {"count": {"min": 1}}}]}"#
         let (out, err, status) = try Self.check(budgets, run, name: "missing.json")
         #expect(status == 4, "\(err)\(out)")
     }

@@ -95,7 +95,8 @@ import Testing
     @Test func environmentComesFromTheContext() throws {
         let environment = try Self.figures().environment
         #expect(environment == ["buildConfiguration": "release", "cpuModel": "ci-7"])
-        let perfBench = #"{"context": {"cpu_model": "AMD EPYC", "swift_version": "6.3", "host_name": "h"}, "benchmarks": []}"#
+        let perfBench =
+            #"{"context": {"cpu_model": "AMD EPYC", "swift_version": "6.3", "host_name": "h"}, "benchmarks": []}"#
         #expect(try Self.figures(perfBench).environment == ["cpuModel": "AMD EPYC", "swiftVersion": "6.3"])
     }
 

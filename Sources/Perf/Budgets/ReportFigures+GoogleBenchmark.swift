@@ -144,7 +144,8 @@ private struct GoogleBenchmarkRun {
         let isAggregate = entry["run_type"] as? String == "aggregate"
         let aggregate = entry["aggregate_name"] as? String ?? ""
         if isAggregate {
-            let samples = entry["repetitions"].flatMap(ReportDocument.number)
+            let samples =
+                entry["repetitions"].flatMap(ReportDocument.number)
                 ?? entry["iterations"].flatMap(ReportDocument.number)
             if let samples, samples >= 0 { aggregateSamples = max(aggregateSamples ?? 0, samples) }
             if let timeMs, let metric = Self.aggregateMetrics[aggregate] { aggregates[metric] = timeMs }
