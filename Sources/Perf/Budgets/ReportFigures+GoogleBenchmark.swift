@@ -15,16 +15,16 @@ extension Perf.ReportFigures {
     ///   `real_time` converted from `time_unit` (`ns`, `us`, `ms`, `s`) to milliseconds:
     ///   `median` and `p50` → `p50`; `p90`, `p95`, `p99` → the same; `max` → `max`. Other
     ///   aggregates (`mean`, `stddev`, `cv`, `p99.9`, complexity fits) have no budget metric and
-    ///   are ignored.
+    ///   are ignored; so is `cpu_time`.
     /// - The run's own entries (`run_type` `"iteration"`, one per repetition) stand in for what
     ///   the aggregates do not give: `p50` is the median and `max` the largest of their
     ///   `real_time`s.
     /// - `count` is the number of samples behind the statistics: the aggregates' `repetitions`
-    ///   (their `iterations` when absent), else the number of iteration entries. `sum` is
-    ///   `count` × the `mean` aggregate when there is one.
+    ///   (their `iterations` when absent), else the number of iteration entries. There is no
+    ///   `sum`: the file does not say how many calls each repetition timed.
     /// - Every user counter (a numeric key outside Google Benchmark's own, e.g.
-    ///   `items_per_second` or perf-bench's `allocs_per_op`) of the entry that gave `p50` (else
-    ///   of the run's first entry) becomes a span `<run>/<counter>` whose `count` is the
+    ///   `items_per_second` or perf-bench's `allocs_per_op`) of the median aggregate (else of the
+    ///   run's first entry that has counters) becomes a span `<run>/<counter>` whose `count` is the
     ///   counter's value, so a `count` limit bounds it: `{"match": "*/allocs_per_op",
     ///   "limits": {"count": {"max": 0}}}`.
     /// - Runs with `error_occurred` are left out: a budgeted one is then reported missing.
@@ -133,7 +133,6 @@ private struct GoogleBenchmarkRun {
     ]
 
     var aggregates: [Perf.BudgetMetric: Double] = [:]
-    var mean: Double?
     var aggregateSamples: Double?
     var iterationTimes: [Double] = []
     var iterationEntries = 0
@@ -149,7 +148,6 @@ private struct GoogleBenchmarkRun {
                 ?? entry["iterations"].flatMap(ReportDocument.number)
             if let samples, samples >= 0 { aggregateSamples = max(aggregateSamples ?? 0, samples) }
             if let timeMs, let metric = Self.aggregateMetrics[aggregate] { aggregates[metric] = timeMs }
-            if let timeMs, aggregate == "mean" { mean = timeMs }
         } else {
             iterationEntries += 1
             if let timeMs { iterationTimes.append(timeMs) }
@@ -174,9 +172,7 @@ private struct GoogleBenchmarkRun {
             values[.p50] = sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
         }
         if values[.max] == nil, let largest = sorted.last { values[.max] = largest }
-        let count = aggregateSamples ?? Double(iterationEntries)
-        values[.count] = count
-        if let mean { values[.sum] = mean * count }
+        values[.count] = aggregateSamples ?? Double(iterationEntries)
         return values
     }
 }
