@@ -62,7 +62,9 @@ enum BenchReportWriter {
             Every figure is measured in the same process run as its baseline; ratios are
             median / baseline median. Latencies are nanoseconds per operation unless the unit says
             otherwise. A mark of PASS or MISS compares the figure with the target from the issue
-            that asked for it.
+            that asked for it. `perf-bench --gbench FILE` writes the same rows as Google Benchmark
+            JSON (`Reports/BENCHMARKS.gbench.json` on a full run) for compare.py and
+            `perf-report check`.
 
             """
         var groups: [String] = []
@@ -95,7 +97,7 @@ enum BenchReportWriter {
         if !document.quick, let quick = document.quickWallSeconds {
             line += "; a `--quick` run just before it took " + verdict(quick)
         }
-        return line + ". Also written as Google Benchmark JSON (`--gbench`), for compare.py and `perf-report check`."
+        return line + "."
     }
 
     private static func fmt(_ value: Double?, digits: Int = 1) -> String {
