@@ -32,6 +32,12 @@ struct BenchDocument: Codable {
     var schemaVersion = 1
     var environment: BenchEnvironment
     var rows: [BenchRow]
+    /// Whether this was a `--quick` run.
+    var quick = false
+    /// How long the whole run took, wall clock.
+    var wallSeconds: Double?
+    /// A `--quick` run's wall time measured just before this one (scripts/bench.sh), when known.
+    var quickWallSeconds: Double?
 }
 
 enum BenchReportWriter {
@@ -51,17 +57,22 @@ enum BenchReportWriter {
             Machine: \(env.cpuModel), \(env.cores) cores, \(env.memoryGiB) GiB, Linux \(env.kernel); \
             Swift \(env.swiftVersion), \(env.buildConfiguration) build.
 
+            \(runTime(document))
+
             Every figure is measured in the same process run as its baseline; ratios are
             median / baseline median. Latencies are nanoseconds per operation unless the unit says
             otherwise. A mark of PASS or MISS compares the figure with the target from the issue
-            that asked for it.
+            that asked for it. `perf-bench --gbench FILE` writes the same rows as Google Benchmark
+            JSON (`Reports/BENCHMARKS.gbench.json` on a full run) for compare.py and
+            `perf-report check`.
 
             """
         var groups: [String] = []
         for row in document.rows where !groups.contains(row.group) { groups.append(row.group) }
         for group in groups {
             out += "\n## \(group)\n\n"
-            out += "| figure | median | p99 | p99.9 | baseline | baseline median | ratio | allocs/op | target | mark |\n"
+            out +=
+                "| figure | median | p99 | p99.9 | baseline | baseline median | ratio | allocs/op | target | mark |\n"
             out += "|---|---|---|---|---|---|---|---|---|---|\n"
             for row in document.rows where row.group == group {
                 out += "| \(row.name) | \(fmt(row.median)) \(row.unit) | \(fmt(row.p99)) | \(fmt(row.p999)) | "
@@ -72,6 +83,21 @@ enum BenchReportWriter {
             }
         }
         try out.write(toFile: path, atomically: true, encoding: .utf8)
+    }
+
+    /// The run's own duration, and a quick run's against its one-minute target.
+    static func runTime(_ document: BenchDocument) -> String {
+        func verdict(_ seconds: Double) -> String {
+            String(format: "%.0f s (target < 60 s: %@)", seconds, seconds < 60 ? "PASS" : "MISS")
+        }
+        var line = "Run: " + (document.quick ? "--quick" : "full")
+        if let wall = document.wallSeconds {
+            line += document.quick ? ", " + verdict(wall) : String(format: ", %.0f s", wall)
+        }
+        if !document.quick, let quick = document.quickWallSeconds {
+            line += "; a `--quick` run just before it took " + verdict(quick)
+        }
+        return line + "."
     }
 
     private static func fmt(_ value: Double?, digits: Int = 1) -> String {

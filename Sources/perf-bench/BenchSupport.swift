@@ -45,6 +45,8 @@ struct BenchRow: Codable {
     var pass: Bool?
     var allocationsPerOp: Double?
     var note: String?
+    /// Samples behind `median`/`p99`/`p999` (batches or timed calls), when the row says.
+    var samples: Int?
 }
 
 /// Collects rows and knows whether this is a `--quick` run.

@@ -4,6 +4,7 @@ import CPerfShims
 import Foundation
 import Glibc
 import Perf
+import Synchronization
 
 enum FacadeBenchmarks {
     static let group = BenchGroup(name: "facade") { context in try run(context) }
@@ -25,12 +26,18 @@ enum FacadeBenchmarks {
         try overBudget(context, directory: directory, count: context.scaled(20_000, quick: 5_000))
     }
 
+    /// Stands in for the facade's "installed?" slot in the inert baseline.
+    private static let slot = Atomic<Int>(0)
+
+    /// Before install every call is one acquiring atomic load of the recorder slot. An empty loop
+    /// is no baseline (the optimiser deletes it, leaving a ratio to nothing), nor is a call to a
+    /// no-op function (deleted too); the baseline is that atomic load itself, once per iteration.
     private static func inert(_ context: BenchContext, batches: Int, iterations: Int) {
         let measured = Bench.alternating(
             batches: batches, iterations: iterations,
             baseline: { count in
                 var total = 0
-                for index in 0..<count { total &+= index }
+                for _ in 0..<count { total &+= slot.load(ordering: .acquiring) }
                 Bench.blackHole(total)
             },
             subject: { count in
@@ -40,13 +47,21 @@ enum FacadeBenchmarks {
         context.add(
             BenchRow(
                 group: "facade", name: "inert begin+end (before install)", unit: "ns/op",
-                median: measured.subject.median, p99: measured.subject.p99, baseline: "empty loop",
-                baselineMedian: measured.baseline.median, ratio: measured.subject.median / max(measured.baseline.median, 0.01),
-                target: "≤ 5 ns", pass: measured.subject.median <= 5, allocationsPerOp: allocations))
+                median: measured.subject.median, p99: measured.subject.p99, p999: measured.subject.p999,
+                baseline: "acquiring atomic load (the installed? check)", baselineMedian: measured.baseline.median,
+                baselineP99: measured.baseline.p99, target: "≤ 5 ns, 0 allocs",
+                pass: measured.subject.median <= 5 && allocations == 0,
+                allocationsPerOp: allocations,
+                note: "per-op cost of batches of \(iterations) calls; no ratio: under a nanosecond both loops are "
+                    + "bound by instruction throughput (independent loads overlap), so a ratio measures the loop, "
+                    + "not the call; the target is absolute",
+                samples: batches))
     }
 
     private static func underBudget(_ context: BenchContext, batches: Int, iterations: Int) {
-        let measured = Bench.alternating(batches: batches, iterations: iterations, baseline: Bench.clockPairs) { count in
+        let measured = Bench.alternating(
+            batches: batches, iterations: iterations, baseline: Bench.clockPairs
+        ) { count in
             for _ in 0..<count { Perf.begin("bench.facade", slowMs: 1000).end() }
         }
         let allocations = Bench.allocationsPerOp(iterations: 10_000) { Perf.begin("bench.facade", slowMs: 1000).end() }
@@ -54,10 +69,10 @@ enum FacadeBenchmarks {
         context.add(
             BenchRow(
                 group: "facade", name: "Perf.begin+end under budget (histogram tick)", unit: "ns/op",
-                median: measured.subject.median, p99: measured.subject.p99, baseline: "CLOCK_MONOTONIC read pair",
-                baselineMedian: measured.baseline.median, baselineP99: measured.baseline.p99, ratio: ratio,
-                target: "≤ 1.3× baseline, 0 allocs", pass: ratio <= 1.3 && allocations == 0,
-                allocationsPerOp: allocations))
+                median: measured.subject.median, p99: measured.subject.p99, p999: measured.subject.p999,
+                baseline: "CLOCK_MONOTONIC read pair", baselineMedian: measured.baseline.median,
+                baselineP99: measured.baseline.p99, ratio: ratio, target: "≤ 1.3× baseline, 0 allocs",
+                pass: ratio <= 1.3 && allocations == 0, allocationsPerOp: allocations, samples: batches))
 
         let perThread = Bench.concurrently(threads: 2) { _ in
             Bench.alternating(batches: batches, iterations: iterations, baseline: Bench.clockPairs) { count in
@@ -66,11 +81,21 @@ enum FacadeBenchmarks {
         }
         let subject = perThread.map(\.subject.median).reduce(0, +) / Double(perThread.count)
         let baseline = perThread.map(\.baseline.median).reduce(0, +) / Double(perThread.count)
+        // Each thread counts its own allocations (after a warm-up call) while both run at once.
+        let threadedAllocations =
+            Bench.concurrently(threads: 2) { _ in
+                Bench.allocationsPerOp(iterations: 10_000) { Perf.begin("bench.facade", slowMs: 1000).end() }
+            }.max() ?? 0
         context.add(
             BenchRow(
                 group: "facade", name: "Perf.begin+end under budget, 2 threads (mean of medians)", unit: "ns/op",
-                median: subject, baseline: "CLOCK_MONOTONIC read pair, 2 threads", baselineMedian: baseline,
-                ratio: subject / baseline, target: "≤ 1.3× baseline", pass: subject / baseline <= 1.3))
+                median: subject, p99: perThread.map(\.subject.p99).max(), p999: perThread.map(\.subject.p999).max(),
+                baseline: "CLOCK_MONOTONIC read pair, 2 threads", baselineMedian: baseline,
+                baselineP99: perThread.map(\.baseline.p99).max(), ratio: subject / baseline,
+                target: "≤ 1.3× baseline, 0 allocs", pass: subject / baseline <= 1.3 && threadedAllocations == 0,
+                allocationsPerOp: threadedAllocations,
+                note: "p99 and p99.9 are the worse thread's; allocs/op of the worse thread, both running at once",
+                samples: batches * perThread.count))
     }
 
     /// Each over-budget end writes one ledger line; the baseline writes the same bytes with one
@@ -109,6 +134,7 @@ enum FacadeBenchmarks {
                 p99: spans.p99, p999: spans.p999, baseline: "raw write(2) of a same-size line",
                 baselineMedian: raws.median, baselineP99: raws.p99, ratio: spans.median / raws.median,
                 target: "≤ 3.5× raw write", pass: spans.median / raws.median <= 3.5,
-                note: "span record built, privacy filter, hand-written encoder, one write(2) on O_APPEND"))
+                note: "span record built, privacy filter, hand-written encoder, one write(2) on O_APPEND",
+                samples: count))
     }
 }

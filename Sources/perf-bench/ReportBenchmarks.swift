@@ -1,6 +1,7 @@
 // The `report` group: building performance-report.json from data directories of 1, 10 and 50 MB
 // (build time should grow linearly), and from a full default-cap directory (512 KiB ledger +
-// 512 KiB .prev + 24 payloads), beside reading the same bytes from disk.
+// 512 KiB .prev + 24 payloads), beside reading the same bytes from disk; and `perf-report check`
+// on a report with 1,000 span names beside `summary` of the same report.
 import Foundation
 import Glibc
 import Perf
@@ -10,6 +11,7 @@ enum ReportBenchmarks {
         let scratch = NSTemporaryDirectory() + "perf-bench-report-\(getpid())"
         defer { try? FileManager.default.removeItem(atPath: scratch) }
         try defaultCap(context, directory: scratch + "/default-cap")
+        try check(context, directory: scratch + "/check")
         var medians: [(megabytes: Int, ms: Double)] = []
         for megabytes in context.quick ? [1, 10] : [1, 10, 50] {
             medians.append(
@@ -37,7 +39,69 @@ enum ReportBenchmarks {
                 baseline: "reading the same files", baselineMedian: read.median,
                 ratio: build.median / max(read.median, 1e-9),
                 target: "≤ 100 ms", pass: build.median <= 100,
-                note: "512 KiB ledger + 512 KiB .prev + 24 payloads of 200 span histograms"))
+                note: "512 KiB ledger + 512 KiB .prev + 24 payloads of 200 span histograms", samples: build.count))
+    }
+
+    /// `perf-report check` as the CLI runs it (budgets file and report read and validated, every
+    /// rule matched against 1,000 span names, the text verdict rendered), alternating with
+    /// `perf-report summary` of the same report (read, validate, render): the cost of the rules.
+    static func check(_ context: BenchContext, directory: String) throws {
+        let spanNames = 1000
+        try generate(directory: directory + "/data", ledgerBytes: 256 << 10, payloads: 1, spanNames: spanNames)
+        let report = URL(fileURLWithPath: directory + "/performance-report.json")
+        try Data(Perf.ReportBuilder(directory: URL(fileURLWithPath: directory + "/data")).build()).write(to: report)
+        let budgets = URL(fileURLWithPath: directory + "/perf-budgets.json")
+        try Data(checkBudgets(spanNames: spanNames).utf8).write(to: budgets)
+        let spans = try Perf.ReportFigures(contentsOf: report).spans.count
+        guard spans == spanNames else {
+            throw Perf.ReportError(.invalidReport, path: report.path, "holds \(spans) span names, not \(spanNames)")
+        }
+        var checks: [Double] = []
+        var summaries: [Double] = []
+        var checked = 0
+        for run in -1..<context.scaled(30, quick: 8) {
+            var start = Bench.now()
+            Bench.blackHole(try Perf.ReportSummary(contentsOf: report).text)
+            let summary = Double(Bench.now() - start) / 1e6
+            start = Bench.now()
+            let verdict = try Perf.BudgetCheck(budgets: Perf.Budgets(contentsOf: budgets))
+                .run(current: Perf.ReportFigures(contentsOf: report))
+            Bench.blackHole(verdict.text(command: "check"))
+            let check = Double(Bench.now() - start) / 1e6
+            checked = verdict.checks.count
+            if run >= 0 {
+                checks.append(check)
+                summaries.append(summary)
+            }
+        }
+        let (subject, baseline) = (Distribution(checks), Distribution(summaries))
+        context.add(
+            BenchRow(
+                group: "report", name: "check, report with 1,000 span names", unit: "ms", median: subject.median,
+                p99: subject.p99, baseline: "summary of the same report", baselineMedian: baseline.median,
+                baselineP99: baseline.p99, ratio: subject.median / max(baseline.median, 1e-9),
+                target: "≤ 1 s (a CI step)", pass: subject.median <= 1000,
+                note: "library calls of perf-report check: 101 rules, \(checked) checks, text verdict; "
+                    + "a \(fileSize(report.path) >> 10) KiB report",
+                samples: checks.count))
+    }
+
+    /// Budgets a large project might keep: a glob over every span, one rule per tenth name,
+    /// hang and ledger limits.
+    static func checkBudgets(spanNames: Int) -> String {
+        let exact = stride(from: 0, to: spanNames, by: 10).map {
+            #"{"match": "span.\#($0)", "limits": {"p99": {"max": "2s"}, "max": {"max": "5s", "level": "warn"}}}"#
+        }
+        return #"""
+            {"version": 1, "defaults": {"minSamples": 1},
+             "spans": [{"match": "span.*", "limits": {"count": {"min": 1}, "p50": {"max": "1s"}, "p95": {"max": "2s"}}},
+                       \#(exact.joined(separator: ",\n"))],
+             "hangs": {"count": {"max": 0}}, "ledger": {"malformedLines": {"max": 0}}}
+            """#
+    }
+
+    static func fileSize(_ path: String) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0
     }
 
     /// A directory of `megabytes` MB, ledger and payloads half and half; returns the median.
@@ -52,7 +116,7 @@ enum ReportBenchmarks {
                 group: "report", name: "build, \(megabytes) MB directory", unit: "ms", median: build.median,
                 p99: build.p99, baseline: "reading the same files", baselineMedian: read.median,
                 ratio: build.median / max(read.median, 1e-9),
-                note: "\(payloads) payloads; the output stays under the 2 MiB cap"))
+                note: "\(payloads) payloads; the output stays under the 2 MiB cap", samples: build.count))
         return build.median
     }
 

@@ -25,7 +25,7 @@ let children: [String: ([String]) -> Int32] = [
 let usage = """
     OVERVIEW: Perf's benchmarks, each figure beside its baseline measured in the same run.
 
-    USAGE: perf-bench [--quick] [--only <group>] [--json <file>] [--markdown <file>]
+    USAGE: perf-bench [--quick] [--only <group>] [--json <file>] [--markdown <file>] [--gbench <file>]
            perf-bench child <kind> [<argument> ...]
 
     OPTIONS:
@@ -33,6 +33,9 @@ let usage = """
       --only <group>          Run one group (\(groups.map(\.name).joined(separator: ", "))).
       --json <file>           Write the rows as JSON (default Reports/BENCHMARKS.json on a full run).
       --markdown <file>       Write the rows as Markdown (default Reports/BENCHMARKS.md on a full run).
+      --gbench <file>         Write the rows as Google Benchmark JSON (--benchmark_format=json), for
+                              compare.py and `perf-report check` (default Reports/BENCHMARKS.gbench.json
+                              on a full run).
       -h, --help              Show help information.
 
     """
@@ -50,6 +53,7 @@ var quick = false
 var only: String?
 var jsonPath: String?
 var markdownPath: String?
+var gbenchPath: String?
 while !arguments.isEmpty {
     let argument = arguments.removeFirst()
     switch argument {
@@ -57,6 +61,7 @@ while !arguments.isEmpty {
     case "--only" where !arguments.isEmpty: only = arguments.removeFirst()
     case "--json" where !arguments.isEmpty: jsonPath = arguments.removeFirst()
     case "--markdown" where !arguments.isEmpty: markdownPath = arguments.removeFirst()
+    case "--gbench" where !arguments.isEmpty: gbenchPath = arguments.removeFirst()
     case "-h", "--help":
         print(usage, terminator: "")
         exit(0)
@@ -68,8 +73,10 @@ while !arguments.isEmpty {
 if only == nil && !quick {
     jsonPath = jsonPath ?? "Reports/BENCHMARKS.json"
     markdownPath = markdownPath ?? "Reports/BENCHMARKS.md"
+    gbenchPath = gbenchPath ?? "Reports/BENCHMARKS.gbench.json"
 }
 
+let runStart = Bench.now()
 let context = BenchContext(quick: quick)
 for group in groups where only == nil || only == group.name {
     FileHandle.standardError.write(Data("perf-bench: \(group.name)\n".utf8))
@@ -81,12 +88,19 @@ for group in groups where only == nil || only == group.name {
     }
 }
 
+// scripts/bench.sh names itself (and the quick run it timed first) through the environment.
+let variables = ProcessInfo.processInfo.environment
+let command =
+    variables["PERF_BENCH_COMMAND"]
+    ?? (["swift run -c release perf-bench"] + CommandLine.arguments.dropFirst()).joined(separator: " ")
 let document = BenchDocument(
-    environment: .current(command: (["swift run -c release perf-bench"] + CommandLine.arguments.dropFirst()).joined(separator: " ")),
-    rows: context.rows)
+    environment: .current(command: command), rows: context.rows, quick: quick,
+    wallSeconds: Double(Bench.now() - runStart) / 1e9,
+    quickWallSeconds: variables["PERF_BENCH_QUICK_SECONDS"].flatMap(Double.init))
 do {
     if let jsonPath { try BenchReportWriter.writeJSON(document, to: jsonPath) }
     if let markdownPath { try BenchReportWriter.writeMarkdown(document, to: markdownPath) }
+    if let gbenchPath { try GoogleBenchmarkWriter.write(document, to: gbenchPath) }
 } catch {
     FileHandle.standardError.write(Data("perf-bench: cannot write the report: \(error)\n".utf8))
     exit(1)

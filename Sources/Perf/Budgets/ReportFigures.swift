@@ -57,7 +57,13 @@ extension Perf {
         }
 
         /// Reads and validates report bytes; `path` is used in messages.
+        ///
+        /// Google Benchmark JSON is read through ``init(googleBenchmark:path:)``.
         public init(bytes: [UInt8], path: String) throws(ReportError) {
+            if let benchmarks = Self.googleBenchmarkObject(bytes) {
+                self = try ReportFigures(googleBenchmark: benchmarks, path: path)
+                return
+            }
             let object = try ReportDocument.validate(bytes: bytes, path: path)
             self.path = path
             var spans: [String: Span] = [:]
