@@ -26,6 +26,7 @@ enum ExportCommand {
         .init(name: "chrome", kind: .trace, render: Perf.ChromeTraceExport.render),
         .init(name: "otlp", kind: .trace, render: Perf.OTLPExport.render),
         .init(name: "prometheus", kind: .metrics, render: Perf.PrometheusExport.render),
+        .init(name: "html", kind: .page, render: Perf.HTMLExport.render),
     ]
 
     static var formatList: String {

@@ -38,15 +38,15 @@ import Testing
             $0.contains(".tmp-")
         }
         #expect(leftovers.isEmpty, "the temporary file was renamed")
-        if format != "prometheus" {
-            #expect((try? JSONSerialization.jsonObject(with: Data(stdout.utf8))) != nil)
-        } else {
-            #expect(stdout.hasPrefix("# HELP perf_"))
+        switch format {
+        case "prometheus": #expect(stdout.hasPrefix("# HELP perf_"))
+        case "html": #expect(stdout.hasPrefix("<!doctype html>"))
+        default: #expect((try? JSONSerialization.jsonObject(with: Data(stdout.utf8))) != nil)
         }
     }
 
     @Test func theFormatListNamesEveryFormat() {
-        #expect(ExportCommand.formatList == "chrome, otlp or prometheus" || ExportCommand.formats.count > 3)
+        #expect(ExportCommand.formatList == "chrome, otlp, prometheus or html")
         for format in ExportCommand.formats { #expect(ExportCommand.formatList.contains(format.name)) }
         #expect(ExportCommand.spec.help.contains("--format <format>       \(ExportCommand.formatList) (required)."))
     }
@@ -65,11 +65,21 @@ import Testing
         #expect(stdout.isEmpty)
     }
 
-    @Test func htmlIsAUsageErrorUntilItsRendererIsListed() {
-        let result = PerfReportCommand.run(
-            ["export", "r.json", "--format", "html"], environment: [:], progress: { _ in })
-        let listed = ExportCommand.formats.contains { $0.name == "html" }
-        #expect((result.status == ExitCode.usage) != listed)
+    @Test func anOldReportStillGivesAPageThatSaysWhatIsMissing() throws {
+        let directory = try CLIFixture.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var report = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: CLIFixture.golden)) as? [String: Any])
+        report["intervals"] = nil
+        try JSONSerialization.data(withJSONObject: report).write(to: directory.appendingPathComponent("old.json"))
+        let (stdout, stderr, status) = try CLIFixture.runBinary(
+            ["export", "old.json", "--format", "html", "-o", "old.html"], in: directory)
+        #expect(status == 0, "\(stderr)")
+        #expect(stderr.contains("no span intervals in this report; histograms only"))
+        #expect(stdout == "old.html\n")
+        let page = try String(contentsOf: directory.appendingPathComponent("old.html"), encoding: .utf8)
+        #expect(page.hasPrefix("<!doctype html>"))
+        #expect(page.contains("<svg"), "the histograms are still drawn")
     }
 
     @Test func unreadableOrInvalidReportsExitThreeNamingTheFile() throws {
