@@ -5,7 +5,7 @@
 #   otlp        protobuf json_format strict parse into ExportTraceServiceRequest (opentelemetry-proto)
 #   prometheus  promtool check metrics (no lint output allowed), then a real node_exporter
 #               textfile collector scrape: node_textfile_scrape_error 0 and our series present
-#   html        scripts/validate/html.sh, when that validator exists
+#   html        scripts/validate/html.sh (headless Chromium from Debian)
 # Tools come from Debian (apt-get download + dpkg-deb -x: no services started) and PyPI, cached
 # in $PERF_VALIDATE_TOOLS (default /tmp/perf-validate-tools), so a second run installs nothing.
 #
@@ -122,16 +122,14 @@ wait "$exporter_pid" 2>/dev/null || true
 exporter_pid=""
 pass prometheus "promtool clean on both; node_exporter textfile scrape_error 0, $series perf_ series served"
 
-# html: its validator belongs to the HTML export; run it when it exists.
-if [ -x scripts/validate/html.sh ]; then
-    for report in "${reports[@]}"; do
-        export_format "$report" html "$work/$report.html"
-        summary=$(scripts/validate/html.sh "$work/$report.html" 2>&1) || fail html "$summary"
-        pass html "$report report: $summary"
-    done
-else
-    echo "SKIP html: scripts/validate/html.sh is not on this branch"
-fi
+# html: headless Chromium renders each page (not blank, no console message, no load, valid
+# HTML5); its self-test first proves the checks catch a broken page.
+summary=$(scripts/validate/html.sh --self-test 2>&1) || fail html "the validator's self-test: $summary"
+for report in "${reports[@]}"; do
+    export_format "$report" html "$work/$report.html"
+    summary=$(scripts/validate/html.sh "$work/$report.html" 2>&1) || fail html "$summary"
+    pass html "$report report: $summary"
+done
 
 elapsed=$(( ($(date +%s%N) - started) / 1000000 ))
 echo "validate-exports: every format passed in $((elapsed / 1000)).$(printf '%03d' $((elapsed % 1000))) s"

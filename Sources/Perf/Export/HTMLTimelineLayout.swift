@@ -64,7 +64,12 @@ struct HTMLTimelineLayout {
         for session in order {
             let spans = bySession[session] ?? []
             let start = spans.map(\.startUnixNanos).min() ?? 0
-            let end = spans.map(Self.end).max() ?? start
+            // A hang or note after the newest recorded span (a queue blocked after the work it
+            // measured) still belongs on the timeline: the window reaches its end.
+            let marks = input.events.filter {
+                $0.session == session && ["hang", "hitch", "note"].contains($0.kind) && $0.timeUnixNanos >= start
+            }
+            let end = max(spans.map(Self.end).max() ?? start, marks.map(\.timeUnixNanos).max() ?? start)
             let windowStart = max(start, Self.add(end, -Self.maximumWindowNanos))
             let kept = spans.filter { Self.end($0) >= windowStart }
             windowed.append((session, windowStart, max(end, Self.add(windowStart, 1)), kept, spans.count - kept.count))
