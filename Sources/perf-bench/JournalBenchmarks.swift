@@ -10,7 +10,7 @@ enum JournalBenchmarks {
         let scratch = NSTemporaryDirectory() + "perf-bench-journal-\(getpid())"
         defer { try? FileManager.default.removeItem(atPath: scratch) }
         for size in [64, 512] { try appendSingleThread(context, size: size, scratch: scratch + "/single\(size)") }
-        try appendContended(context, scratch: scratch + "/contended")
+        for size in [64, 512] { try appendContended(context, size: size, scratch: scratch + "/contended\(size)") }
         try rotation(context, scratch: scratch + "/rotation")
         try fsyncAppend(context, scratch: scratch + "/fsync")
         try recovery(context, scratch: scratch + "/recovery")
@@ -113,12 +113,12 @@ enum JournalBenchmarks {
 
     // MARK: - Two threads
 
-    private static func appendContended(_ context: BenchContext, scratch: String) throws {
+    private static func appendContended(_ context: BenchContext, size: Int, scratch: String) throws {
         let journal = try Journal(directory: URL(fileURLWithPath: scratch), configuration: .init(byteBudget: 1 << 30))
         defer { journal.close() }
-        let raw = try RawAppender(path: scratch + "/raw.bin", payloadSize: 64)
+        let raw = try RawAppender(path: scratch + "/raw.bin", payloadSize: size)
         let perThread = context.scaled(100_000, quick: 10_000)
-        let address = UInt(bitPattern: payload(64).baseAddress)
+        let address = UInt(bitPattern: payload(size).baseAddress)
         defer { UnsafeRawPointer(bitPattern: address)?.deallocate() }
         func run(_ body: @escaping @Sendable () -> Void) -> (Distribution, Double) {
             let results = Bench.concurrently(threads: 2) { _ -> ([Double], UInt64, UInt64) in
@@ -131,19 +131,19 @@ enum JournalBenchmarks {
         }
         let (base, rawRate) = run { raw.write() }
         let (mine, mineRate) = run {
-            let bytes = UnsafeRawBufferPointer(start: UnsafeRawPointer(bitPattern: address), count: 64)
+            let bytes = UnsafeRawBufferPointer(start: UnsafeRawPointer(bitPattern: address), count: size)
             try? journal.append(bytes)
         }
         context.add(
             BenchRow(
-                group: "journal", name: "append 64 B, 2 threads contended", unit: "ns/op", median: mine.median,
+                group: "journal", name: "append \(size) B, 2 threads contended", unit: "ns/op", median: mine.median,
                 p99: mine.p99, p999: mine.p999, baseline: "raw write(2) from 2 threads, shared O_APPEND fd",
                 baselineMedian: base.median, baselineP99: base.p99, ratio: mine.p999 / max(base.p999, 1),
                 target: "p99.9 ≤ 100 µs", pass: mine.p999 <= 100_000,
                 note: "raw p99.9 \(fixed(base.p999)) ns; ratio is p99.9 vs raw p99.9"))
         context.add(
             BenchRow(
-                group: "journal", name: "append 64 B, 2 threads total throughput", unit: "ops/s", median: mineRate,
+                group: "journal", name: "append \(size) B, 2 threads total throughput", unit: "ops/s", median: mineRate,
                 baseline: "raw write(2) from 2 threads", baselineMedian: rawRate, ratio: mineRate / rawRate,
                 target: "≥ 0.8× raw", pass: mineRate >= 0.8 * rawRate))
     }
