@@ -1,0 +1,150 @@
+// Concurrency soak: 8 threads of mixed begin/end/keyed/note/measure through the facade against a
+// tiny ledger cap (constant rotation) with a hang watchdog running, while a monitor samples RSS
+// and watches for a stall.
+import Dispatch
+import Foundation
+import Glibc
+import Perf
+import Synchronization
+
+enum ReliabilityConcurrency {
+    private static let operations = Atomic<Int>(0)
+    private static let stop = Atomic<Bool>(false)
+    private static let hangs = Atomic<Int>(0)
+
+    static func soak(seconds: Double, threads: Int, capBytes: Int) throws -> ScenarioResult {
+        let scratch = try ScratchDirectory("soak")
+        defer { scratch.remove() }
+        Perf.install(
+            Perf.Configuration(
+                directory: scratch.url, app: Perf.AppInfo(name: "soak"), recording: .enabled, ledgerCapBytes: capBytes))
+        let queue = DispatchQueue(label: "soak.watched")
+        var configuration = Perf.HangWatchdog.Configuration()
+        configuration.onEpisode = { episode in
+            if episode.kind == .hang, episode.suppressed == nil { hangs.add(1, ordering: .relaxed) }
+        }
+        let watchdog = Perf.HangWatchdog(monitoring: .queue(queue), configuration: configuration)
+        watchdog.start()
+        let monitor = Monitor(stallSeconds: 10)
+        monitor.start()
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
+        let ended = Bench.concurrently(threads: threads) { index in work(thread: index, until: deadline) }
+        monitor.finish()
+        watchdog.stop()
+        Perf.shutdown()
+
+        let (events, summary) = try Perf.LedgerReader(directory: scratch.url).readAll()
+        var gapped = 0
+        var windowLines = 0
+        for (thread, count) in ended.enumerated() {
+            let detail = "/t\(thread)"
+            let sequences = events.filter { $0.detail == detail }.compactMap(\.count).sorted()
+            windowLines += sequences.count
+            // The cap keeps only the newest lines, so each thread's window is a suffix of its ends:
+            // gapless, no duplicates, up to its last end.
+            if !sequences.isEmpty, sequences != Array((count - sequences.count)..<count) { gapped += 1 }
+        }
+        let dropped = events.filter { $0.kind == .dropped }.count
+        let rss = monitor.samples
+        let settled = Array(rss.dropFirst(rss.count / 5))
+        let growth = (settled.suffix(5).max() ?? 0) - (settled.prefix(5).max() ?? 0)
+        let growthMiB = Double(growth) / 1_048_576
+        let total = operations.load(ordering: .relaxed)
+        let pass =
+            !monitor.stalled && gapped == 0 && summary.malformedLines == 0 && summary.tornTail == 0 && dropped == 0
+            && windowLines > 0 && growthMiB < 4
+        return ScenarioResult(
+            scenario: "Concurrency",
+            done: "\(threads) threads × \(Int(seconds)) s of mixed begin/end (under and over budget), keyed "
+                + "begin/end, note and measure: \(total) operations; ledger cap \(capBytes / 1024) KiB; hang "
+                + "watchdog running; RSS sampled \(rss.count) times",
+            target: "no lost or interleaved line, no deadlock, memory flat",
+            result: "\(gapped) threads with a gap, \(summary.malformedLines) malformed lines, \(dropped) gap "
+                + "reports, stall: \(monitor.stalled ? "yes" : "no"); RSS \(mib(settled.first)) → \(mib(rss.last)) "
+                + "MiB (growth after warm-up \(String(format: "%.2f", growthMiB)) MiB)",
+            pass: pass,
+            notes: "\(windowLines) sequenced lines in the retained window (current + .prev) checked gapless per "
+                + "thread; memory flat means < 4 MiB growth between the first and last five samples after "
+                + "the first fifth; watchdog hangs: \(hangs.load(ordering: .relaxed))",
+            counts: [
+                "operations": Double(total), "gappedThreads": Double(gapped),
+                "malformed": Double(summary.malformedLines), "dropped": Double(dropped),
+                "rssGrowthMiB": growthMiB, "rssPeakMiB": Double(rss.max() ?? 0) / 1_048_576,
+            ])
+    }
+
+    /// One thread's mix; returns how many sequenced (over-budget, `count`-carrying) ends it made.
+    private static func work(thread: Int, until deadline: UInt64) -> Int {
+        let detail = "/t\(thread)"
+        let key = "soak-key-\(thread)"
+        var sequence = 0
+        var step = 0
+        while step % 64 != 0 || DispatchTime.now().uptimeNanoseconds < deadline {
+            switch step % 8 {
+            case 0, 1, 2, 3:
+                Perf.begin("soak.fast", slowMs: 1_000).end()
+            case 4:
+                Perf.begin("soak.slow", slowMs: 0).end(detail: detail, count: sequence)
+                sequence += 1
+            case 5:
+                Perf.begin(key: key, "soak.keyed", slowMs: 0)
+                Perf.end(key: key, detail: detail, count: sequence)
+                sequence += 1
+            case 6:
+                Perf.note("soak.note")
+            default:
+                Perf.measure("soak.measure", slowMs: 0) { Bench.blackHole(step) }
+            }
+            step += 1
+            operations.add(1, ordering: .relaxed)
+        }
+        return sequence
+    }
+
+    private static func mib(_ bytes: Int?) -> String { String(format: "%.1f", Double(bytes ?? 0) / 1_048_576) }
+
+    /// Samples RSS every half second and notices when no operation completes for `stallSeconds`.
+    private final class Monitor: Sendable {
+        private let stallSeconds: Double
+        private let state = Mutex<(samples: [Int], stalled: Bool)>(([], false))
+        private let finished = DispatchSemaphore(value: 0)
+
+        init(stallSeconds: Double) { self.stallSeconds = stallSeconds }
+
+        var samples: [Int] { state.withLock { $0.samples } }
+        var stalled: Bool { state.withLock { $0.stalled } }
+
+        func start() {
+            stop.store(false, ordering: .relaxed)
+            Thread { [self] in
+                var lastCount = -1
+                var lastProgress = monotonicSeconds()
+                while !stop.load(ordering: .acquiring) {
+                    // The sampling period, not synchronisation: the soak runs for a fixed time.
+                    var period = timespec(tv_sec: 0, tv_nsec: 500_000_000)
+                    nanosleep(&period, nil)
+                    let count = operations.load(ordering: .relaxed)
+                    if count != lastCount {
+                        lastCount = count
+                        lastProgress = monotonicSeconds()
+                    } else if monotonicSeconds() - lastProgress > stallSeconds {
+                        // A deadlock never lets the workers return: report it and end the process.
+                        state.withLock { $0.stalled = true }
+                        ScenarioResult(
+                            scenario: "Concurrency", done: "soak stalled", target: "no deadlock",
+                            result: "no operation completed for \(Int(stallSeconds)) s", pass: false
+                        ).emit()
+                        exit(1)
+                    }
+                    if let rss = residentBytes() { state.withLock { $0.samples.append(rss) } }
+                }
+                finished.signal()
+            }.start()
+        }
+
+        func finish() {
+            stop.store(true, ordering: .releasing)
+            finished.wait()
+        }
+    }
+}

@@ -1,0 +1,184 @@
+// Disk faults under a running writer (`child reliability writer`): a file-size limit, a tiny
+// filesystem, the data directory deleted, and the data directory made read-only. Each must cost
+// dropped lines reported as a `dropped` gap, never the process; recording resumes once the fault
+// is lifted.
+import Foundation
+import Glibc
+import Perf
+
+enum ReliabilityDiskFaults {
+    /// A writer child driven through a fault: start, `ack` count before, fault, count during,
+    /// lift, count after, then stdin EOF for a clean shutdown.
+    private struct Episode {
+        var before = 200
+        var during = 400
+        var after = 200
+    }
+
+    /// What the writer's ledger says about the fault.
+    private struct Outcome {
+        var status: Int32
+        var lines: Int
+        var droppedReported: Int
+        var linesAfterGap: Int
+        var malformed: Int
+
+        var survived: Bool { ChildProcess.exitedNormally(status) && ChildProcess.exitCode(status) == 0 }
+        /// At most one malformed line: the write that met the fault may land in part (a short
+        /// write), and the reopened writer ends that fragment so it reads as one malformed line.
+        var pass: Bool { survived && droppedReported > 0 && linesAfterGap > 0 && malformed <= 1 }
+
+        var summary: String {
+            "\(ChildProcess.describe(status)); \(droppedReported) lines reported dropped; \(linesAfterGap) lines "
+                + "written after the gap; \(malformed) partial line read as malformed"
+        }
+
+        var counts: [String: Double] {
+            [
+                "lines": Double(lines), "dropped": Double(droppedReported), "afterGap": Double(linesAfterGap),
+                "malformed": Double(malformed),
+            ]
+        }
+    }
+
+    private static func drive(
+        data: URL, options: [String], asNobody: Bool = false, episode: Episode = Episode(),
+        fault: (pid_t) throws -> Void, lift: (pid_t) throws -> Void
+    ) throws -> Outcome {
+        let writer = ["child", "reliability", "writer", data.path] + options
+        let child =
+            asNobody
+            ? try ChildProcess(
+                executable: "setpriv",
+                arguments: ["--reuid=65534", "--regid=65534", "--clear-groups", perfBenchExecutable] + writer,
+                withStandardInput: true)
+            : try ChildProcess(executable: perfBenchExecutable, arguments: writer, withStandardInput: true)
+        var acked = 0
+        func waitForAcks(_ more: Int) throws {
+            acked += more
+            guard child.readLines(until: { $0 == "ack \(acked - 1)" }, timeoutSeconds: 60) != nil else {
+                throw ChildProcess.Failure(description: "the writer stopped before \(acked) acks")
+            }
+        }
+        try waitForAcks(episode.before)
+        try fault(child.pid)
+        try waitForAcks(episode.during)
+        try lift(child.pid)
+        try waitForAcks(episode.after)
+        child.closeStandardInput()
+        _ = child.readRemainingLines()
+        let status = child.wait()
+        let (events, summary) = try Perf.LedgerReader(directory: data).readAll()
+        let firstGap = events.firstIndex { $0.kind == .dropped } ?? events.endIndex
+        return Outcome(
+            status: status, lines: events.count,
+            droppedReported: events.filter { $0.kind == .dropped }.reduce(0) { $0 + ($1.count ?? 0) },
+            linesAfterGap: events[firstGap...].filter { $0.kind == .span }.count,
+            malformed: summary.malformedLines)
+    }
+
+    /// `RLIMIT_FSIZE` (what `ulimit -f` sets) below the ledger cap; lifted with `prlimit --pid`
+    /// from outside, as an operator would.
+    static func fileSizeLimit() throws -> ScenarioResult {
+        let scratch = try ScratchDirectory("fsize")
+        defer { scratch.remove() }
+        let limit = 64 * 1024
+        let outcome = try drive(
+            data: scratch.url, options: ["fsize=\(limit)", "cap=\(1 << 20)"],
+            fault: { _ in }, lift: { pid in try raiseFileSizeLimit(of: pid) })
+        return ScenarioResult(
+            scenario: "Disk: file size limit",
+            done: "writer under RLIMIT_FSIZE = 64 KiB (ledger cap 1 MiB): 200 + 400 ends past the limit, "
+                + "limit lifted with `prlimit --pid`, 200 more",
+            target: "no crash (EFBIG/SIGXFSZ handled), gap reported as `dropped`, recording resumes",
+            result: outcome.summary, pass: outcome.pass,
+            notes: "before the fix in this branch the writer died of SIGXFSZ at its first line past the limit",
+            counts: outcome.counts)
+    }
+
+    private static func raiseFileSizeLimit(of pid: pid_t) throws {
+        guard ChildProcess.runTool(["prlimit", "--pid", "\(pid)", "--fsize=unlimited"]) else {
+            throw ChildProcess.Failure(description: "prlimit --pid \(pid) --fsize=unlimited failed")
+        }
+    }
+
+    /// A 256 KiB tmpfs mostly taken by a filler file; the filler is deleted to make room.
+    static func tinyFilesystem() throws -> ScenarioResult {
+        let scratch = try ScratchDirectory("tmpfs")
+        defer { scratch.remove() }
+        let name = "Disk: tiny filesystem (ENOSPC)"
+        let target = "no crash, gap reported as `dropped`, recording resumes when space returns"
+        guard ChildProcess.runTool(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", scratch.path]) else {
+            return ScenarioResult(
+                scenario: name, done: "mount -t tmpfs -o size=256k refused (no privilege here)", target: target,
+                result: "not possible here", pass: true,
+                notes: "ENOSPC is covered by the ledger's fault-injection seam (LedgerFaultInjectionTests, "
+                    + "JournalKit FaultInjectionTests)")
+        }
+        defer { _ = ChildProcess.runTool(["umount", "-l", scratch.path]) }
+        let filler = scratch.url.appendingPathComponent("filler")
+        try Data(count: 160 * 1024).write(to: filler)
+        let outcome = try drive(
+            data: scratch.url.appendingPathComponent("data"), options: ["cap=\(1 << 20)"],
+            episode: Episode(before: 50, during: 600, after: 200),
+            fault: { _ in }, lift: { _ in try FileManager.default.removeItem(at: filler) })
+        return ScenarioResult(
+            scenario: name,
+            done: "writer on a 256 KiB tmpfs with a 160 KiB filler: 50 + 600 ends (the disk fills), filler "
+                + "deleted, 200 more",
+            target: target, result: outcome.summary, pass: outcome.pass, counts: outcome.counts)
+    }
+
+    /// `rm -rf` of the data directory under a running writer.
+    static func directoryDeleted() throws -> ScenarioResult {
+        let scratch = try ScratchDirectory("deleted")
+        defer { scratch.remove() }
+        let data = scratch.url.appendingPathComponent("data")
+        let outcome = try drive(
+            data: data, options: ["pauseMs=1"],
+            fault: { _ in try FileManager.default.removeItem(at: data) }, lift: { _ in })
+        return ScenarioResult(
+            scenario: "Disk: data directory deleted",
+            done: "data directory removed (`rm -rf`) after 200 ends; 600 more ends",
+            target: "no crash, gap reported as `dropped`, recording resumes",
+            result: outcome.summary, pass: outcome.pass,
+            notes: "the writer notices the unlinked file within 64 lines and recreates the directory 0700; "
+                + "lines since the last check are counted as dropped",
+            counts: outcome.counts)
+    }
+
+    /// The directory and ledger made read-only (0500/0400) under a writer running as `nobody`
+    /// (root ignores modes; a read-only remount is refused while a writer holds a file open).
+    static func readOnly() throws -> ScenarioResult {
+        let scratch = try ScratchDirectory("readonly")
+        defer { scratch.remove() }
+        let name = "Disk: data directory made read-only"
+        let target = "no crash, gap reported as `dropped`, recording resumes when writable again"
+        guard ChildProcess.runTool(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "true"]) else {
+            return ScenarioResult(
+                scenario: name, done: "setpriv cannot drop to nobody here", target: target,
+                result: "not possible here", pass: true, notes: "a root writer ignores file modes")
+        }
+        chmod(scratch.path, 0o777)
+        let data = scratch.url.appendingPathComponent("data")
+        let ledger = data.appendingPathComponent(Perf.LedgerWriter.fileName).path
+        let outcome = try drive(
+            data: data, options: ["cap=16384", "pauseMs=1"], asNobody: true,
+            episode: Episode(before: 200, during: 400, after: 30),
+            fault: { _ in
+                chmod(ledger, 0o400)
+                chmod(data.path, 0o500)
+            },
+            lift: { _ in
+                chmod(data.path, 0o700)
+                chmod(ledger, 0o600)
+            })
+        return ScenarioResult(
+            scenario: name,
+            done: "writer as nobody, ledger cap 16 KiB: 200 ends, then directory 0500 and ledger 0400 for 400 "
+                + "ends (rotation and reopen fail with EACCES), modes restored, 30 more (the 16 KiB cap keeps ~70)",
+            target: target, result: outcome.summary, pass: outcome.pass,
+            notes: "lines keep landing through the open descriptor until the cap forces a rotation",
+            counts: outcome.counts)
+    }
+}
