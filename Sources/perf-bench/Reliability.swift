@@ -39,7 +39,9 @@ enum Reliability {
 
     static let scenarios: [Scenario] = [
         Scenario(name: "journal-kill") { try ReliabilityKills.journal(kills: $0.pick(full: 1_000, quick: 50)) },
-        Scenario(name: "ledger-kill") { try ReliabilityKills.ledger(kills: $0.pick(full: 300, quick: 20), seed: $0.seed) },
+        Scenario(name: "ledger-kill") {
+            try ReliabilityKills.ledger(kills: $0.pick(full: 300, quick: 20), seed: $0.seed)
+        },
         Scenario(name: "crash-story") { try ReliabilityKills.crashStory(kills: $0.pick(full: 100, quick: 10)) },
         Scenario(name: "disk-fsize") { _ in try ReliabilityDiskFaults.fileSizeLimit() },
         Scenario(name: "disk-tmpfs") { _ in try ReliabilityDiskFaults.tinyFilesystem() },
@@ -57,7 +59,9 @@ enum Reliability {
             try ReliabilityWatchdog.falsePositives(
                 stops: $0.pick(full: 10, quick: 2), stopSeconds: 2, starveSeconds: $0.pick(full: 10, quick: 3))
         },
-        Scenario(name: "privacy") { try ReliabilityPrivacy.run(strings: $0.pick(full: 100_000, quick: 10_000), seed: $0.seed) },
+        Scenario(name: "privacy") {
+            try ReliabilityPrivacy.run(strings: $0.pick(full: 100_000, quick: 10_000), seed: $0.seed)
+        },
     ]
 
     /// Runs `arguments` (after `reliability`) and returns the exit status: 0 pass, 1 miss, 2 usage.
@@ -67,7 +71,9 @@ enum Reliability {
             return arguments.isEmpty ? 2 : 0
         }
         if name == "report" { return ReliabilityMarkdown.main(Array(arguments.dropFirst())) }
-        guard let scenario = scenarios.first(where: { $0.name == name }) else { return usageError("unknown scenario '\(name)'") }
+        guard let scenario = scenarios.first(where: { $0.name == name }) else {
+            return usageError("unknown scenario '\(name)'")
+        }
         var options = Options()
         var rest = Array(arguments.dropFirst())
         while !rest.isEmpty {

@@ -58,8 +58,8 @@ enum ReliabilityBadInput {
                 + "runs (summary, check, compare, build, mangled arguments) under `timeout 10`",
             target: "0 crashes, 0 hangs, exit codes as contracted",
             result: "0 crashes in-process (\(tally.accepted) accepted, \(tally.rejected) rejected with a typed error; "
-                + "slowest \(String(format: "%.2f", tally.slowestSeconds)) s); CLI exit codes {\(statuses.joined(separator: ", "))}, "
-                + "\(tally.cliViolations.count) outside the contract",
+                + "slowest \(String(format: "%.2f", tally.slowestSeconds)) s); CLI exit codes "
+                + "{\(statuses.joined(separator: ", "))}, \(tally.cliViolations.count) outside the contract",
             pass: pass,
             notes: "seed \(seed); exit 3 must name the file on stderr"
                 + (tally.invariantBroken.first.map { "; invariant broken: \($0)" } ?? "")
@@ -91,7 +91,9 @@ enum ReliabilityBadInput {
     }
 
     /// A crashed session's journal with one damaged segment: recovery never throws over content.
-    private static func journal(_ mutator: inout InputMutator, _ seeds: MutationSeeds, scratch: ScratchDirectory, index: Int)
+    private static func journal(
+        _ mutator: inout InputMutator, _ seeds: MutationSeeds, scratch: ScratchDirectory, index: Int
+    )
         throws -> Bool
     {
         let copy = scratch.url.appendingPathComponent("journal-\(index % 8)")
@@ -147,7 +149,9 @@ enum ReliabilityBadInput {
             case 0: (arguments, allowed, named) = (["summary", report.path], [0, 3], report.path)
             case 1: (arguments, allowed, named) = (["summary", report.path, "--format", "json"], [0, 3], report.path)
             case 2:
-                (arguments, allowed, named) = (["check", good.path, "--budgets", budgets.path], [0, 1, 3, 4], budgets.path)
+                (arguments, allowed, named) = (
+                    ["check", good.path, "--budgets", budgets.path], [0, 1, 3, 4], budgets.path
+                )
             case 3:
                 (arguments, allowed, named) = (
                     ["check", report.path, "--budgets", budgets.path, "--baseline", good.path, "--format", "junit"],
@@ -161,7 +165,8 @@ enum ReliabilityBadInput {
                 (arguments, allowed, named) = (mangledArguments(&mutator, report: report.path), [0, 1, 2, 3, 4], nil)
             }
             let child = try ChildProcess(
-                executable: "timeout", arguments: ["-s", "KILL", "10", perfReport] + arguments, mergeStandardError: true)
+                executable: "timeout", arguments: ["-s", "KILL", "10", perfReport] + arguments, mergeStandardError: true
+            )
             let output = child.readRemainingLines()
             let status = child.wait()
             tally.cliRuns += 1

@@ -25,7 +25,7 @@ enum ReliabilityConcurrency {
         }
         let watchdog = Perf.HangWatchdog(monitoring: .queue(queue), configuration: configuration)
         watchdog.start()
-        let monitor = Monitor(stallSeconds: 10)
+        let monitor = Monitor(stallSeconds: 10, ledger: scratch.url, threads: threads)
         monitor.start()
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
         let ended = Bench.concurrently(threads: threads) { index in work(thread: index, until: deadline) }
@@ -37,13 +37,13 @@ enum ReliabilityConcurrency {
         var gapped = 0
         var windowLines = 0
         for (thread, count) in ended.enumerated() {
-            let detail = "/t\(thread)"
-            let sequences = events.filter { $0.detail == detail }.compactMap(\.count).sorted()
+            let sequences = events.filter { $0.detail == "/t\(thread)" }.compactMap(\.count).sorted()
             windowLines += sequences.count
             // The cap keeps only the newest lines, so each thread's window is a suffix of its ends:
             // gapless, no duplicates, up to its last end.
             if !sequences.isEmpty, sequences != Array((count - sequences.count)..<count) { gapped += 1 }
         }
+        let snapshots = monitor.snapshots
         let dropped = events.filter { $0.kind == .dropped }.count
         let rss = monitor.samples
         let settled = Array(rss.dropFirst(rss.count / 5))
@@ -51,23 +51,26 @@ enum ReliabilityConcurrency {
         let growthMiB = Double(growth) / 1_048_576
         let total = operations.load(ordering: .relaxed)
         let pass =
-            !monitor.stalled && gapped == 0 && summary.malformedLines == 0 && summary.tornTail == 0 && dropped == 0
-            && windowLines > 0 && growthMiB < 4
+            gapped == 0 && summary.malformedLines == 0 && summary.tornTail == 0 && dropped == 0
+            && windowLines > 0 && growthMiB < 4 && snapshots.malformed == 0 && snapshots.gaps == 0
+            && snapshots.dropped == 0 && snapshots.lines > 0
         return ScenarioResult(
             scenario: "Concurrency",
             done: "\(threads) threads × \(Int(seconds)) s of mixed begin/end (under and over budget), keyed "
                 + "begin/end, note and measure: \(total) operations; ledger cap \(capBytes / 1024) KiB; hang "
                 + "watchdog running; RSS sampled \(rss.count) times",
             target: "no lost or interleaved line, no deadlock, memory flat",
-            result: "\(gapped) threads with a gap, \(summary.malformedLines) malformed lines, \(dropped) gap "
-                + "reports, stall: \(monitor.stalled ? "yes" : "no"); RSS \(mib(settled.first)) → \(mib(rss.last)) "
-                + "MiB (growth after warm-up \(String(format: "%.2f", growthMiB)) MiB)",
+            result: "\(gapped + snapshots.gaps) gaps, \(summary.malformedLines + snapshots.malformed) malformed "
+                + "lines, \(dropped + snapshots.dropped) gap reports, no stall; RSS \(mib(settled.first)) → "
+                + "\(mib(rss.last)) MiB (growth after warm-up \(String(format: "%.2f", growthMiB)) MiB)",
             pass: pass,
-            notes: "\(windowLines) sequenced lines in the retained window (current + .prev) checked gapless per "
-                + "thread; memory flat means < 4 MiB growth between the first and last five samples after "
+            notes: "lines checked: \(snapshots.lines) in \(snapshots.taken) snapshots of the live file taken "
+                + "every 100 ms (each thread's sequence gapless within a file) and \(windowLines) in the final "
+                + "current + .prev; memory flat means < 4 MiB growth between the first and last five samples after "
                 + "the first fifth; watchdog hangs: \(hangs.load(ordering: .relaxed))",
             counts: [
-                "operations": Double(total), "gappedThreads": Double(gapped),
+                "operations": Double(total), "gaps": Double(gapped + snapshots.gaps),
+                "snapshotLines": Double(snapshots.lines),
                 "malformed": Double(summary.malformedLines), "dropped": Double(dropped),
                 "rssGrowthMiB": growthMiB, "rssPeakMiB": Double(rss.max() ?? 0) / 1_048_576,
             ])
@@ -103,43 +106,88 @@ enum ReliabilityConcurrency {
 
     private static func mib(_ bytes: Int?) -> String { String(format: "%.1f", Double(bytes ?? 0) / 1_048_576) }
 
-    /// Samples RSS every half second and notices when no operation completes for `stallSeconds`.
+    /// What the snapshots of the live ledger file found.
+    struct SnapshotFindings {
+        var taken = 0
+        var lines = 0
+        var malformed = 0
+        var gaps = 0
+        var dropped = 0
+    }
+
+    /// Every 100 ms copies the live ledger file and checks it (every line whole, each thread's
+    /// sequence gapless within the file); every 500 ms samples RSS; notices when no operation
+    /// completes for `stallSeconds`.
     private final class Monitor: Sendable {
         private let stallSeconds: Double
-        private let state = Mutex<(samples: [Int], stalled: Bool)>(([], false))
+        private let ledger: URL
+        private let threads: Int
+        private let state = Mutex<(samples: [Int], findings: SnapshotFindings)>(([], .init()))
         private let finished = DispatchSemaphore(value: 0)
 
-        init(stallSeconds: Double) { self.stallSeconds = stallSeconds }
+        init(stallSeconds: Double, ledger: URL, threads: Int) {
+            self.stallSeconds = stallSeconds
+            self.ledger = ledger
+            self.threads = threads
+        }
 
         var samples: [Int] { state.withLock { $0.samples } }
-        var stalled: Bool { state.withLock { $0.stalled } }
+        var snapshots: SnapshotFindings { state.withLock { $0.findings } }
 
         func start() {
             stop.store(false, ordering: .relaxed)
             Thread { [self] in
                 var lastCount = -1
                 var lastProgress = monotonicSeconds()
+                var tick = 0
+                let copy = try? ScratchDirectory("soak-snapshot")
                 while !stop.load(ordering: .acquiring) {
                     // The sampling period, not synchronisation: the soak runs for a fixed time.
-                    var period = timespec(tv_sec: 0, tv_nsec: 500_000_000)
+                    var period = timespec(tv_sec: 0, tv_nsec: 100_000_000)
                     nanosleep(&period, nil)
+                    tick += 1
                     let count = operations.load(ordering: .relaxed)
                     if count != lastCount {
                         lastCount = count
                         lastProgress = monotonicSeconds()
                     } else if monotonicSeconds() - lastProgress > stallSeconds {
-                        // A deadlock never lets the workers return: report it and end the process.
-                        state.withLock { $0.stalled = true }
+                        // A deadlock never lets the workers return: report it as a miss and end the process.
                         ScenarioResult(
                             scenario: "Concurrency", done: "soak stalled", target: "no deadlock",
                             result: "no operation completed for \(Int(stallSeconds)) s", pass: false
                         ).emit()
                         exit(1)
                     }
-                    if let rss = residentBytes() { state.withLock { $0.samples.append(rss) } }
+                    if let copy { inspect(into: copy.url) }
+                    if tick % 5 == 0, let rss = residentBytes() { state.withLock { $0.samples.append(rss) } }
                 }
+                copy?.remove()
                 finished.signal()
             }.start()
+        }
+
+        /// Copies the live file (a rename may race the copy: then there is nothing to check) and
+        /// reads it; the last line may be mid-write, which the reader counts as a torn tail.
+        private func inspect(into copy: URL) {
+            let target = copy.appendingPathComponent(Perf.LedgerWriter.fileName)
+            try? FileManager.default.removeItem(at: target)
+            guard
+                (try? FileManager.default.copyItem(
+                    at: ledger.appendingPathComponent(Perf.LedgerWriter.fileName), to: target)) != nil,
+                let (events, summary) = try? Perf.LedgerReader(directory: copy).readAll()
+            else { return }
+            var gaps = 0
+            for thread in 0..<threads {
+                let sequences = events.filter { $0.detail == "/t\(thread)" }.compactMap(\.count)
+                if let first = sequences.first, sequences != Array(first..<(first + sequences.count)) { gaps += 1 }
+            }
+            state.withLock {
+                $0.findings.taken += 1
+                $0.findings.lines += events.count
+                $0.findings.malformed += summary.malformedLines
+                $0.findings.gaps += gaps
+                $0.findings.dropped += events.filter { $0.kind == .dropped }.count
+            }
         }
 
         func finish() {

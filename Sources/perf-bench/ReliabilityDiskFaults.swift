@@ -92,7 +92,8 @@ enum ReliabilityDiskFaults {
                 + "limit lifted with `prlimit --pid`, 200 more",
             target: "no crash (EFBIG/SIGXFSZ handled), gap reported as `dropped`, recording resumes",
             result: outcome.summary, pass: outcome.pass,
-            notes: "before the fix in this branch the writer died of SIGXFSZ at its first line past the limit",
+            notes: "without `FileSizeSignal` (Perf.install ignores an unhandled SIGXFSZ) the writer died of "
+                + "SIGXFSZ at its first line past the limit; the partial line is the write that met the limit",
             counts: outcome.counts)
     }
 

@@ -18,7 +18,9 @@ enum ReliabilityMarkdown {
         do {
             let text = try String(contentsOfFile: results, encoding: .utf8)
             let decoder = JSONDecoder()
-            let rows = try text.split(separator: "\n").map { try decoder.decode(ScenarioResult.self, from: Data($0.utf8)) }
+            let rows = try text.split(separator: "\n").map {
+                try decoder.decode(ScenarioResult.self, from: Data($0.utf8))
+            }
             let markdown = render(rows, environment: .current(command: command))
             try markdown.write(toFile: out, atomically: true, encoding: .utf8)
             return rows.allSatisfy(\.pass) ? 0 : 1
@@ -51,7 +53,10 @@ enum ReliabilityMarkdown {
 
             """
         for row in rows {
-            let cells = [row.scenario, row.done, row.target, row.result, row.pass ? "PASS" : "MISS", String(format: "%.1f s", row.seconds), row.notes]
+            let cells = [
+                row.scenario, row.done, row.target, row.result, row.pass ? "PASS" : "MISS",
+                String(format: "%.1f s", row.seconds), row.notes,
+            ]
             out += "| " + cells.map(cell).joined(separator: " | ") + " |\n"
         }
         return out

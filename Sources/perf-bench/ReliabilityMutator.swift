@@ -43,7 +43,8 @@ struct InputMutator {
                 let open = below(2) == 0 ? UInt8(ascii: "[") : UInt8(ascii: "{")
                 bytes.insert(contentsOf: [UInt8](repeating: open, count: depth), at: at)
             case 7:
-                bytes.insert(contentsOf: Array("\"".utf8) + [UInt8](repeating: 0x61, count: 1 << (10 + below(8))), at: at)
+                bytes.insert(
+                    contentsOf: Array("\"".utf8) + [UInt8](repeating: 0x61, count: 1 << (10 + below(8))), at: at)
             case 8:
                 swapLines(&bytes)
             case 9 where !donor.isEmpty:

@@ -34,32 +34,40 @@ enum ReliabilityPrivacy {
                 Perf.begin("privacy.failure", slowMs: 0).end(exit: .failure, reason: input)
             }
         }
+        // Scanned while the session is live too: its journal is deleted at a clean shutdown.
+        let live = try scan(directory: scratch.url)
         Perf.shutdown()
         let report = try Perf.ReportBuilder(directory: scratch.url, capBytes: 512 << 20).build()
         var files = try scan(directory: scratch.url)
-        files.scanned += 1
-        files.leaks += occurrences(in: report)
+        files.scanned += live.scanned + 1
+        files.bytes += live.bytes + report.count
+        files.leaks += live.leaks + occurrences(in: report)
         let (events, _) = try Perf.LedgerReader(directory: scratch.url).readAll()
         let details = events.compactMap { $0.detail }
         let overlong = details.filter { $0.utf8.count > Perf.PrivacyFilter.maximumBytes }.count
         let controls = details.filter { $0.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F } }.count
+        // The same scanner over the inputs: proof it finds the markers it is looking for.
+        let planted = inputs.reduce(0) { $0 + occurrences(in: Array($1.utf8)) }
         let leaking = events.first { ($0.detail.map { occurrences(in: Array($0.utf8)) } ?? 0) > 0 }
         var notes = "seed \(seed); markers in user info, password, host, query, fragment and keyed-span keys, "
-        notes += "percent-encoded up to 3 times, glued and wrapped in controls and noise; the built report is "
-        notes += "scanned too; \(files.bytes) bytes scanned after percent-decoding"
+        notes += "percent-encoded up to 3 times, glued and wrapped in controls and noise; every file scanned "
+        notes += "before and after shutdown (session journal, ledger, diagnostics) plus the built report: "
+        notes += "\(files.bytes) bytes, also after percent-decoding"
         if let leaking, let index = leaking.count, index < inputs.count {
             notes += "; first leak: \(inputs[index].debugDescription) -> \(leaking.detail ?? "")"
         }
         return ScenarioResult(
             scenario: "Privacy",
             done: "\(strings) fuzzed URLs and strings as `detail`/`reason` (spans, keyed spans, notes, failures); "
-                + "\(events.count) ledger lines, \(files.scanned) files scanned",
+                + "\(events.count) ledger lines, \(files.scanned) file scans",
             target: "0 leaks of query, fragment, user info or host into any file",
-            result: "\(files.leaks) leaks; \(overlong) details over 128 bytes; \(controls) with control characters",
-            pass: files.leaks == 0 && overlong == 0 && controls == 0 && files.scanned > 1, notes: notes,
+            result: "\(files.leaks) leaks (of \(planted) markers planted); \(overlong) details over 128 bytes; "
+                + "\(controls) with control characters",
+            pass: files.leaks == 0 && overlong == 0 && controls == 0 && files.scanned > 1 && planted > strings,
+            notes: notes,
             counts: [
                 "strings": Double(strings), "lines": Double(events.count), "files": Double(files.scanned),
-                "leaks": Double(files.leaks),
+                "leaks": Double(files.leaks), "planted": Double(planted),
             ])
     }
 

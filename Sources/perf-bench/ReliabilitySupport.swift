@@ -208,7 +208,8 @@ final class ChildProcess {
 
     /// Runs a tool to completion with its output discarded; true when it exited 0.
     static func runTool(_ arguments: [String]) -> Bool {
-        guard let tool = try? ChildProcess(executable: arguments[0], arguments: Array(arguments.dropFirst()), quiet: true)
+        guard
+            let tool = try? ChildProcess(executable: arguments[0], arguments: Array(arguments.dropFirst()), quiet: true)
         else { return false }
         _ = tool.readRemainingLines()
         let status = tool.wait()

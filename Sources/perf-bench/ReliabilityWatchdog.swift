@@ -12,7 +12,8 @@ enum ReliabilityWatchdog {
         }
         // The stops and the starvation are the scenario itself, not synchronisation: the
         // watchdog must see real wall-clock time pass while it cannot run.
-        let stop = timespec(tv_sec: Int(stopSeconds), tv_nsec: Int(stopSeconds.truncatingRemainder(dividingBy: 1) * 1e9))
+        let stop = timespec(
+            tv_sec: Int(stopSeconds), tv_nsec: Int(stopSeconds.truncatingRemainder(dividingBy: 1) * 1e9))
         for _ in 0..<stops {
             var between = timespec(tv_sec: 0, tv_nsec: 500_000_000)
             nanosleep(&between, nil)
