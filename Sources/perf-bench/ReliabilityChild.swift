@@ -6,7 +6,7 @@
 //       `fsize=` sets RLIMIT_FSIZE (what `ulimit -f` sets) on itself before installing, with
 //       SIGXFSZ at its default action and unblocked.
 //   crash-story <dir>
-//       opens a bounded keyed span, blocks a watched queue until the hang is journalled as in
+//       opens a bounded keyed span, blocks a watched queue (in `FacadeCrashChild.parseHugeFeed`) until the hang is journalled as in
 //       progress and then fatal, prints "fatal" and waits to be killed.
 import Dispatch
 import Foundation
@@ -73,12 +73,13 @@ enum ReliabilityChild {
         while sequence < lines, !stopRequested.load(ordering: .acquiring) {
             let span = Perf.begin("reliability.write", slowMs: 0)
             span.end(detail: "/v1/items", count: sequence)
-            guard acknowledge("ack \(sequence)\n") else { return 1 }
+            // Unbuffered: an acknowledgement the parent reads is never ahead of the file.
+            WatchdogCrashChild.emit("ack \(sequence)")
             sequence += 1
             if pause.tv_nsec > 0 { nanosleep(&pause, nil) }
         }
         Perf.shutdown()
-        acknowledge("done\n")
+        WatchdogCrashChild.emit("done")
         return 0
     }
 
@@ -94,29 +95,12 @@ enum ReliabilityChild {
         // "fatal" on stdout means the marker a kill must not lose is already in the journal.
         configuration.ongoingAfter = .milliseconds(300)
         configuration.fatalAfter = .milliseconds(500)
-        configuration.onFatal = { _ in acknowledge("fatal\n") }
+        configuration.onFatal = { _ in WatchdogCrashChild.emit("fatal") }
         let watchdog = Perf.HangWatchdog(monitoring: .queue(queue), configuration: configuration)
         watchdog.start()
         // After a few served pings, so the watchdog knows which thread serves the queue: blocked
         // from the first ping, it would sample the main thread and name the wrong culprit.
-        queue.asyncAfter(deadline: .now() + .milliseconds(200)) { blockedInFeed() }
+        queue.asyncAfter(deadline: .now() + .milliseconds(200)) { FacadeCrashChild.parseHugeFeed() }
         while true { withExtendedLifetime(watchdog) { _ = Glibc.pause() } }
-    }
-
-    /// The stuck function of the crash story's hang.
-    @inline(never)
-    static func blockedInFeed() {
-        let deadline = DispatchTime.now().uptimeNanoseconds + 60_000_000_000
-        while DispatchTime.now().uptimeNanoseconds < deadline {
-            var pause = timespec(tv_sec: 0, tv_nsec: 1_000_000)
-            nanosleep(&pause, nil)
-        }
-    }
-
-    /// Unbuffered: an acknowledgement the parent reads is never ahead of the file.
-    @discardableResult
-    private static func acknowledge(_ text: String) -> Bool {
-        let bytes = Array(text.utf8)
-        return bytes.withUnsafeBytes { write(1, $0.baseAddress, $0.count) } == bytes.count
     }
 }

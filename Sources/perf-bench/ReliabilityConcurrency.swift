@@ -159,7 +159,9 @@ enum ReliabilityConcurrency {
                         exit(1)
                     }
                     if let copy { inspect(into: copy.url) }
-                    if tick % 5 == 0, let rss = residentBytes() { state.withLock { $0.samples.append(rss) } }
+                    if tick % 5 == 0, let rss = Perf.ProcessFigures.current().rssBytes {
+                        state.withLock { $0.samples.append(Int(rss)) }
+                    }
                 }
                 copy?.remove()
                 finished.signal()

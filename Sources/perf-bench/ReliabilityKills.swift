@@ -143,7 +143,7 @@ enum ReliabilityKills {
             }
             let fatalHangs = events.filter { $0.kind == .hang && $0.fatal == true }
             if !fatalHangs.isEmpty { fatal += 1 }
-            if fatalHangs.contains(where: { $0.culprit?.contains("blockedInFeed") == true }) { withCulprit += 1 }
+            if fatalHangs.contains(where: { $0.culprit?.contains("parseHugeFeed") == true }) { withCulprit += 1 }
         }
         return ScenarioResult(
             scenario: "Crash story",

@@ -53,15 +53,6 @@ struct ScratchDirectory {
     func remove() { try? FileManager.default.removeItem(at: url) }
 }
 
-/// Resident set size of `pid` (default: this process) in bytes, from `/proc/<pid>/statm`.
-func residentBytes(of pid: pid_t? = nil) -> Int? {
-    let path = pid.map { "/proc/\($0)/statm" } ?? "/proc/self/statm"
-    guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
-    let fields = text.split(separator: " ")
-    guard fields.count > 1, let pages = Int(fields[1]) else { return nil }
-    return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
-}
-
 /// A child process whose stdout (and optionally stdin) is a pipe, read line by line.
 ///
 /// Lines are read with a deadline (poll(2)), so a child that falls silent fails the scenario
