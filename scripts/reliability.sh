@@ -50,6 +50,7 @@ scenarios=(
     "disk-tmpfs 120 60"
     "disk-deleted 120 60"
     "disk-readonly 120 60"
+    "disk-readonly-mount 120 60"
     "bad-input 900 240"
     "concurrency 300 120"
     "watchdog 300 120"

@@ -47,6 +47,7 @@ enum Reliability {
         Scenario(name: "disk-tmpfs") { _ in try ReliabilityDiskFaults.tinyFilesystem() },
         Scenario(name: "disk-deleted") { _ in try ReliabilityDiskFaults.directoryDeleted() },
         Scenario(name: "disk-readonly") { _ in try ReliabilityDiskFaults.readOnly() },
+        Scenario(name: "disk-readonly-mount") { _ in try ReliabilityDiskFaults.readOnlyMount() },
         Scenario(name: "bad-input") {
             try ReliabilityBadInput.run(
                 files: $0.pick(full: 10_000, quick: 1_000), cliRuns: $0.pick(full: 420, quick: 70), seed: $0.seed,

@@ -155,14 +155,17 @@ enum ReliabilityDiskFaults {
             counts: outcome.counts)
     }
 
-    /// The directory and ledger made read-only (0500/0400) under a writer running as `nobody`
-    /// (root ignores modes; a read-only remount is refused while a writer holds a file open).
+    /// The directory and ledger made read-only (0500/0400) under a writer that is not root
+    /// (root ignores modes): as root, the writer runs as `nobody`.
     static func readOnly() throws -> ScenarioResult {
         let scratch = try ScratchDirectory("readonly")
         defer { scratch.remove() }
-        let name = "Disk: data directory made read-only"
+        let name = "Disk: data directory made read-only (modes)"
         let target = "no crash, gap reported as `dropped`, recording resumes when writable again"
-        guard ChildProcess.runTool(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "true"]) else {
+        let asNobody = geteuid() == 0
+        if asNobody,
+            !ChildProcess.runTool(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "true"])
+        {
             return ScenarioResult(
                 scenario: name, done: "setpriv cannot drop to nobody here", target: target,
                 result: "not possible here", pass: true, notes: "a root writer ignores file modes")
@@ -171,7 +174,7 @@ enum ReliabilityDiskFaults {
         let data = scratch.url.appendingPathComponent("data")
         let ledger = data.appendingPathComponent(Perf.LedgerWriter.fileName).path
         let outcome = try drive(
-            data: data, options: ["cap=16384", "pauseMs=1"], asNobody: true,
+            data: data, options: ["cap=16384", "pauseMs=1"], asNobody: asNobody,
             episode: Episode(before: 200, during: 400, after: 30),
             fault: { _ in
                 chmod(ledger, 0o400)
@@ -183,10 +186,49 @@ enum ReliabilityDiskFaults {
             })
         return ScenarioResult(
             scenario: name,
-            done: "writer as nobody, ledger cap 16 KiB: 200 ends, then directory 0500 and ledger 0400 for 400 "
+            done:
+                "writer as \(asNobody ? "nobody" : "this user"), ledger cap 16 KiB: 200 ends, then directory 0500 and ledger 0400 for 400 "
                 + "ends (rotation and reopen fail with EACCES), modes restored, 30 more (the 16 KiB cap keeps ~70)",
             target: target, result: outcome.summary, pass: outcome.pass,
             notes: "lines keep landing through the open descriptor until the cap forces a rotation",
+            counts: outcome.counts)
+    }
+
+    /// The data directory bind-mounted over itself read-only: new opens and renames fail with
+    /// EROFS. (Remounting the filesystem itself read-only is refused while a writer holds a file
+    /// open, so this is how a directory goes read-only under a running service.)
+    static func readOnlyMount() throws -> ScenarioResult {
+        let scratch = try ScratchDirectory("remount")
+        defer { scratch.remove() }
+        let name = "Disk: data directory made read-only (bind mount, EROFS)"
+        let target = "no crash, gap reported as `dropped`, recording resumes when writable again"
+        let data = scratch.url.appendingPathComponent("data")
+        var mounted = false
+        defer { if mounted { _ = ChildProcess.runTool(["umount", "-l", data.path]) } }
+        let outcome = try drive(
+            data: data, options: ["cap=16384", "pauseMs=1"],
+            episode: Episode(before: 200, during: 400, after: 30),
+            fault: { _ in
+                // A file the writer opens through the new mount before it turns read-only makes
+                // the read-only step fail (EBUSY): one mount(8) call keeps that window tiny, and a
+                // lost race is undone and retried.
+                for _ in 0..<5 where !mounted {
+                    mounted = ChildProcess.runTool(["mount", "--bind", "-o", "ro", data.path, data.path])
+                    if !mounted { _ = ChildProcess.runTool(["umount", data.path]) }
+                }
+                guard mounted else {
+                    throw ChildProcess.Failure(description: "not possible here: \(ChildProcess.lastToolOutput)")
+                }
+            },
+            lift: { _ in
+                mounted = !ChildProcess.runTool(["umount", data.path])
+            })
+        return ScenarioResult(
+            scenario: name,
+            done: "ledger cap 16 KiB: 200 ends, then the directory bind-mounted read-only over itself for 400 "
+                + "ends (rotation and reopen fail with EROFS), unmounted, 30 more",
+            target: target, result: outcome.summary, pass: outcome.pass,
+            notes: "the descriptor opened before the mount keeps writing until the cap forces a rotation",
             counts: outcome.counts)
     }
 }

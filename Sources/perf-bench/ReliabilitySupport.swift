@@ -197,14 +197,22 @@ final class ChildProcess {
 
     static func exitedNormally(_ status: Int32) -> Bool { status & 0x7F == 0 }
 
-    /// Runs a tool to completion with its output discarded; true when it exited 0.
+    /// The output of the last tool that failed, for error messages.
+    nonisolated(unsafe) static var lastToolOutput = ""
+
+    /// Runs a tool to completion; true when it exited 0 (otherwise its output is kept in
+    /// ``lastToolOutput``).
     static func runTool(_ arguments: [String]) -> Bool {
         guard
-            let tool = try? ChildProcess(executable: arguments[0], arguments: Array(arguments.dropFirst()), quiet: true)
+            let tool = try? ChildProcess(
+                executable: arguments[0], arguments: Array(arguments.dropFirst()), mergeStandardError: true)
         else { return false }
-        _ = tool.readRemainingLines()
+        let output = tool.readRemainingLines()
         let status = tool.wait()
-        return exitedNormally(status) && exitCode(status) == 0
+        let succeeded = exitedNormally(status) && exitCode(status) == 0
+        if !succeeded { lastToolOutput = "\(arguments.joined(separator: " ")): \(output.joined(separator: " "))" }
+        return succeeded
     }
+
     static func exitCode(_ status: Int32) -> Int32 { (status >> 8) & 0xFF }
 }
