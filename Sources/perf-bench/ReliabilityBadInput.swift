@@ -189,7 +189,8 @@ enum ReliabilityBadInput {
     private static func mangledArguments(_ mutator: inout InputMutator, report: String) -> [String] {
         let base = ["check", report, "--budgets", report, "--format", "github"]
         let mangled = mutator.mutate(Array(base.joined(separator: "\u{1F}").utf8), donor: Array("--help -o x".utf8))
-        return String(decoding: mangled, as: UTF8.self).split(separator: "\u{1F}").map(String.init)
-            .filter { !$0.contains("\u{0}") }
+        // No NUL, and at most 8 KiB per argument: exec(2) refuses one over 128 KiB (E2BIG).
+        return String(decoding: mangled, as: UTF8.self).split(separator: "\u{1F}")
+            .map { String(decoding: $0.utf8.prefix(8192), as: UTF8.self) }.filter { !$0.contains("\u{0}") }
     }
 }
