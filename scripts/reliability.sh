@@ -15,7 +15,7 @@ quick=0
 build=1
 out=""
 only=()
-command="scripts/reliability.sh $*"
+command="scripts/reliability.sh${*:+ $*}"
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) quick=1 ;;

@@ -6,8 +6,9 @@
 //       `fsize=` sets RLIMIT_FSIZE (what `ulimit -f` sets) on itself before installing, with
 //       SIGXFSZ at its default action and unblocked.
 //   crash-story <dir>
-//       opens a bounded keyed span, blocks a watched queue (in `FacadeCrashChild.parseHugeFeed`) until the hang is journalled as in
-//       progress and then fatal, prints "fatal" and waits to be killed.
+//       opens a bounded keyed span, blocks a watched queue (in `FacadeCrashChild.parseHugeFeed`)
+//       until the hang is journalled as in progress and then fatal, prints "fatal" and waits to be
+//       killed.
 import Dispatch
 import Foundation
 import Glibc

