@@ -35,10 +35,9 @@ enum ReliabilityConcurrency {
         // Flat: the second half of the run adds less than 1 MiB (the first half holds warm-up:
         // thread stacks, malloc arenas, buffers).
         let growthMiB = Double((settled.suffix(5).max() ?? 0) - (settled.prefix(5).max() ?? 0)) / 1_048_576
-        let attribution =
-            growthMiB < 1 ? "" : "; growth of each operation alone for 4 s: " + attribute(threads: threads)
         watchdog.stop()
         Perf.shutdown()
+        let attribution = growthMiB < 1 ? "" : try attribute(threads: threads, capBytes: capBytes)
 
         let (events, summary) = try Perf.LedgerReader(directory: scratch.url).readAll()
         var gapped = 0
@@ -72,7 +71,8 @@ enum ReliabilityConcurrency {
                 + "current + .prev; memory flat means < 1 MiB growth between the first and last five samples of the "
                 + "second half; RSS at each fifth of the run: "
                 + stride(from: 0, to: rss.count, by: max(1, rss.count / 5)).map { mib(rss[$0]) }.joined(separator: ", ")
-                + " MiB; watchdog hangs: \(hangs.load(ordering: .relaxed))" + attribution,
+                + " MiB; watchdog hangs: \(hangs.load(ordering: .relaxed))"
+                + (attribution.isEmpty ? "" : "; RSS growth of each operation alone for 4 s: " + attribution),
             counts: [
                 "operations": Double(total), "gaps": Double(gapped + snapshots.gaps),
                 "snapshotLines": Double(snapshots.lines),
@@ -83,7 +83,13 @@ enum ReliabilityConcurrency {
 
     /// When the mix does not stay flat: RSS growth of each operation run alone (on every thread,
     /// after the soak warmed the allocator up), which names the operation that holds memory.
-    private static func attribute(threads: Int) -> String {
+    private static func attribute(threads: Int, capBytes: Int) throws -> String {
+        let scratch = try ScratchDirectory("soak-attribution")
+        defer { scratch.remove() }
+        Perf.install(
+            Perf.Configuration(
+                directory: scratch.url, app: Perf.AppInfo(name: "soak"), recording: .enabled, ledgerCapBytes: capBytes))
+        defer { Perf.shutdown() }
         let kinds = [
             (0, "under-budget spans"), (4, "over-budget spans"), (5, "keyed begin/end"), (6, "notes"), (7, "measure"),
         ]
@@ -93,7 +99,7 @@ enum ReliabilityConcurrency {
             let ends = Bench.concurrently(threads: threads) { index in work(thread: index, until: deadline, only: kind)
             }
             let grown = (Perf.ProcessFigures.current().rssBytes ?? 0) - before
-            return "\(label) +\(mib(Int(grown))) MiB (\(ends.reduce(0, +)) sequenced ends)"
+            return "\(label) \(String(format: "%+.1f", Double(grown) / 1_048_576)) MiB (\(ends.reduce(0, +)) sequenced ends)"
         }.joined(separator: ", ")
     }
 
