@@ -20,6 +20,7 @@ let children: [String: ([String]) -> Int32] = [
     "session": SessionCrashChild.run,
     "facade": FacadeCrashChild.run,
     "watchdog": WatchdogCrashChild.run,
+    "reliability": ReliabilityChild.run,
 ]
 
 let usage = """
@@ -27,6 +28,7 @@ let usage = """
 
     USAGE: perf-bench [--quick] [--only <group>] [--json <file>] [--markdown <file>] [--gbench <file>]
            perf-bench child <kind> [<argument> ...]
+           perf-bench reliability <scenario> [--quick]   (see perf-bench reliability --help)
 
     OPTIONS:
       --quick                 Fewer iterations; finishes in under a minute.
@@ -48,6 +50,7 @@ if arguments.first == "child" {
     }
     exit(child(Array(arguments.dropFirst(2))))
 }
+if arguments.first == "reliability" { exit(Reliability.main(Array(arguments.dropFirst()))) }
 
 var quick = false
 var only: String?

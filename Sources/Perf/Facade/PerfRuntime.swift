@@ -54,6 +54,7 @@ final class PerfRuntime: Sendable {
         let directory = InstallPolicy.dataDirectory(
             configured: configuration.directory, app: configuration.app, environment: environment)
         let ledger: Perf.LedgerWriter
+        FileSizeSignal.ignoreUnlessHandled()
         do {
             try DataDirectory.prepare(directory)
             ledger = try Perf.LedgerWriter(directory: directory, capBytes: configuration.ledgerCapBytes)

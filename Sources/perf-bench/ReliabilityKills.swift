@@ -1,0 +1,170 @@
+// SIGKILL scenarios at scale: the journal soak, facade children ending over-budget spans, and the
+// crash story (a kill during an open bounded span and an ongoing hang, told by the next start).
+import Foundation
+import Glibc
+import Perf
+
+enum ReliabilityKills {
+    /// Runs the existing journal soak (`perf-bench child journal-append soak`, which alternates 1
+    /// and 2 writer threads) and turns its summary into a result line.
+    static func journal(kills: Int) throws -> ScenarioResult {
+        let child = try ChildProcess(
+            executable: perfBenchExecutable, arguments: ["child", "journal-append", "soak", "\(kills)"])
+        var figures: [String: Double] = [:]
+        while let line = child.readLine(timeoutSeconds: 600) {
+            let parts = line.split(separator: ":", maxSplits: 1)
+            if parts.count == 2, let value = Double(parts[1].trimmingCharacters(in: .whitespaces)) {
+                figures[String(parts[0])] = value
+            } else {
+                progress(line)
+            }
+        }
+        let status = child.wait()
+        let done = Int(figures["kills"] ?? 0)
+        let lost = Int(figures["lost"] ?? -1)
+        return ScenarioResult(
+            scenario: "SIGKILL: journal appends",
+            done: "\(done) kills of `child journal-append run` (\((done + 1) / 2) with 1 writer thread, \(done / 2) "
+                + "with 2), \(Int(figures["acknowledged"] ?? 0)) acknowledged entries",
+            target: "≥ \(kills) kills; 0 acknowledged entries lost",
+            result: "\(lost) lost; \(Int(figures["torn tails observed"] ?? 0)) torn tails observed and dropped",
+            pass: ChildProcess.exitedNormally(status) && ChildProcess.exitCode(status) == 0 && done >= kills
+                && lost == 0,
+            notes: "the soak starts a fresh journal every 50 kills; \(ChildProcess.describe(status))",
+            counts: figures)
+    }
+
+    /// SIGKILLs `perf-bench child facade spans` (over-budget `Perf.begin`/`end` through the facade)
+    /// after a random number of acknowledged ends; a fresh data directory every 50 kills.
+    static func ledger(kills: Int, seed: UInt64) throws -> ScenarioResult {
+        var random = SplitMix(seed: seed)
+        var tally = LedgerTally()
+        var batchStart = 0
+        while batchStart < kills {
+            let directory = try ScratchDirectory("ledger-kill")
+            defer { directory.remove() }
+            var acknowledged: [Int] = []
+            for _ in batchStart..<min(kills, batchStart + 50) {
+                let target = 1 + Int(random.next() % 200)
+                let child = try ChildProcess(
+                    executable: perfBenchExecutable, arguments: ["child", "facade", "spans", directory.path])
+                guard child.readLines(until: { $0 == "ack \(target - 1)" }, timeoutSeconds: 60) != nil else {
+                    throw ChildProcess.Failure(description: "facade child stopped before \(target) acks (seed \(seed))")
+                }
+                child.killAndWait()
+                // Acks still in the pipe when the child died are acknowledged too.
+                let acks = target + child.readRemainingLines().filter { $0.hasPrefix("ack ") }.count
+                acknowledged.append(acks)
+                tally.kills += 1
+                tally.acknowledged += acks
+                if lastByte(of: directory.url.appendingPathComponent(Perf.LedgerWriter.fileName)) != UInt8(ascii: "\n")
+                {
+                    tally.tornObserved += 1
+                }
+            }
+            try tally.verify(directory: directory.url, acknowledged: acknowledged)
+            batchStart += 50
+        }
+        return ScenarioResult(
+            scenario: "SIGKILL: ledger (facade spans)",
+            done: "\(tally.kills) kills of `child facade spans` (over-budget `end()` in a loop), "
+                + "\(tally.acknowledged) acknowledged ends",
+            target: "≥ \(kills) kills; 0 acknowledged lines lost",
+            result: "\(tally.lost) lost, \(tally.gaps) sessions with gaps; \(tally.tornObserved) torn tails observed, "
+                + "\(tally.tornDropped) dropped by readers as malformed or torn",
+            pass: tally.kills >= kills && tally.lost == 0 && tally.gaps == 0 && tally.crashedMissing == 0
+                && tally.tornDropped == tally.tornObserved,
+            notes: "seed \(seed); each batch of 50 kills shares a directory; every killed session but the "
+                + "batch's last was reported `crashed` by the next child's install "
+                + "(\(tally.crashedMissing) missing)",
+            counts: [
+                "kills": Double(tally.kills), "acknowledged": Double(tally.acknowledged), "lost": Double(tally.lost),
+                "tornObserved": Double(tally.tornObserved), "tornDropped": Double(tally.tornDropped),
+            ])
+    }
+
+    /// What the ledger kills found, accumulated over batches.
+    struct LedgerTally {
+        var kills = 0
+        var acknowledged = 0
+        var lost = 0
+        var gaps = 0
+        var tornObserved = 0
+        var tornDropped = 0
+        var crashedMissing = 0
+
+        /// Each run wrote one session: its `crash.span` counts must be gapless from 0 and reach at
+        /// least its acknowledged count; session starts give the runs' order.
+        mutating func verify(directory: URL, acknowledged: [Int]) throws {
+            let (events, summary) = try Perf.LedgerReader(directory: directory).readAll()
+            let sessions = events.filter { $0.kind == .session && $0.name == "start" }.map(\.session)
+            var counts: [String: [Int]] = [:]
+            for event in events where event.kind == .span && event.name == "crash.span" {
+                counts[event.session, default: []].append(event.count ?? -1)
+            }
+            for (run, acks) in acknowledged.enumerated() {
+                let written = run < sessions.count ? counts[sessions[run]] ?? [] : []
+                if written != Array(0..<written.count) { gaps += 1 }
+                lost += max(0, acks - written.count)
+            }
+            tornDropped += summary.malformedLines + summary.tornTail
+            let crashed = Set(events.filter { $0.kind == .session && $0.name == "crashed" }.map(\.session))
+            crashedMissing += sessions.dropLast().filter { !crashed.contains($0) }.count
+        }
+    }
+
+    /// Kills a child holding an open bounded span during a hang already journalled as fatal, then
+    /// installs Perf on its directory as the next start would and reads what that start wrote.
+    static func crashStory(kills: Int) throws -> ScenarioResult {
+        var crashed = 0
+        var orphaned = 0
+        var fatal = 0
+        var withCulprit = 0
+        for kill in 0..<kills {
+            let directory = try ScratchDirectory("crash-story")
+            defer { directory.remove() }
+            let child = try ChildProcess(
+                executable: perfBenchExecutable, arguments: ["child", "reliability", "crash-story", directory.path])
+            guard child.readLines(until: { $0 == "fatal" }, timeoutSeconds: 30) != nil else {
+                throw ChildProcess.Failure(description: "crash-story child \(kill) never reported its fatal hang")
+            }
+            child.killAndWait()
+            let before = try Perf.LedgerReader(directory: directory.url).readAll().events
+            let childSession = before.first { $0.kind == .session && $0.name == "start" }?.session
+            Perf.install(
+                Perf.Configuration(
+                    directory: directory.url, app: Perf.AppInfo(name: "next-start"), recording: .enabled))
+            Perf.shutdown()
+            let events = try Perf.LedgerReader(directory: directory.url).readAll().events
+                .filter { $0.session == childSession }
+            if events.contains(where: { $0.kind == .session && $0.name == "crashed" }) { crashed += 1 }
+            if events.contains(where: { $0.kind == .span && $0.exit == "orphaned" && $0.name == "story.upload" }) {
+                orphaned += 1
+            }
+            let fatalHangs = events.filter { $0.kind == .hang && $0.fatal == true }
+            if !fatalHangs.isEmpty { fatal += 1 }
+            if fatalHangs.contains(where: { $0.culprit?.contains("parseHugeFeed") == true }) { withCulprit += 1 }
+        }
+        return ScenarioResult(
+            scenario: "Crash story",
+            done: "\(kills) kills of `child reliability crash-story` (open bounded keyed span + hang journalled "
+                + "in progress), each followed by a next `Perf.install` on its directory",
+            target: "crashed session, orphaned span and fatal hang reported every time",
+            result: "crashed \(crashed)/\(kills), orphaned \(orphaned)/\(kills), fatal hang \(fatal)/\(kills)",
+            pass: crashed == kills && orphaned == kills && fatal == kills,
+            notes: "fatal hangs naming the stuck function as culprit: \(withCulprit)/\(kills)",
+            counts: [
+                "kills": Double(kills), "crashed": Double(crashed), "orphaned": Double(orphaned),
+                "fatal": Double(fatal), "culprit": Double(withCulprit),
+            ])
+    }
+
+    /// The last byte of a file, or nil when it is empty or missing.
+    static func lastByte(of url: URL) -> UInt8? {
+        guard let handle = try? FileHandle(forReadingFrom: url) else { return nil }
+        defer { try? handle.close() }
+        guard let size = try? handle.seekToEnd(), size > 0 else { return nil }
+        try? handle.seek(toOffset: size - 1)
+        return (try? handle.read(upToCount: 1))?.first
+    }
+}

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Runs Perf's reliability scenarios (issue 9) with release builds, each under `timeout`, and writes
+# the report: SIGKILL soaks, the crash story, disk faults, bad input, concurrency, watchdog false
+# positives and privacy. Exit status 1 when any target is missed (or a scenario times out).
+#
+# Usage: scripts/reliability.sh [--quick] [--out FILE] [--no-build] [--only SCENARIO]...
+#   --quick      CI's counts (a few minutes); writes /tmp/RELIABILITY-quick.md unless --out says
+#   --out FILE   where the Markdown goes (default Reports/RELIABILITY.md, quick: /tmp/RELIABILITY-quick.md)
+#   --no-build   use .build/release as it is (by default it is rebuilt unless newer than Sources/)
+#   --only NAME  run one scenario (repeatable); `perf-bench reliability --help` lists them
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+quick=0
+build=1
+out=""
+only=()
+command="scripts/reliability.sh${*:+ $*}"
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --quick) quick=1 ;;
+        --no-build) build=0 ;;
+        --out) out="$2"; shift ;;
+        --only) only+=("$2"); shift ;;
+        -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+        *) echo "error: unexpected argument '$1'" >&2; exit 2 ;;
+    esac
+    shift
+done
+if [ -z "$out" ]; then
+    if [ "$quick" -eq 1 ]; then out=/tmp/RELIABILITY-quick.md; else out=Reports/RELIABILITY.md; fi
+fi
+
+bin=.build/release
+stale() {
+    [ ! -x "$bin/$1" ] || [ -n "$(find Sources Package.swift -newer "$bin/$1" -print -quit)" ]
+}
+if [ "$build" -eq 1 ] && { stale perf-bench || stale perf-report; }; then
+    echo "== swift build -c release (perf-bench, perf-report)" >&2
+    swift build -c release --product perf-bench >&2 || exit 1
+    swift build -c release --product perf-report >&2 || exit 1
+fi
+
+# name, then the timeout in seconds of a full run and of a quick run.
+scenarios=(
+    "journal-kill 900 150"
+    "ledger-kill 600 120"
+    "crash-story 600 120"
+    "disk-fsize 120 60"
+    "disk-tmpfs 120 60"
+    "disk-deleted 120 60"
+    "disk-readonly 120 60"
+    "disk-readonly-mount 120 60"
+    "bad-input 900 240"
+    "concurrency 300 120"
+    "watchdog 300 120"
+    "privacy 600 120"
+)
+
+results=$(mktemp)
+line=$(mktemp)
+trap 'rm -f "$results" "$line"' EXIT
+mode=()
+[ "$quick" -eq 1 ] && mode=(--quick)
+started=$(date +%s)
+for entry in "${scenarios[@]}"; do
+    read -r name full short <<<"$entry"
+    if [ ${#only[@]} -gt 0 ] && [[ ! " ${only[*]} " =~ " $name " ]]; then continue; fi
+    limit=$full
+    [ "$quick" -eq 1 ] && limit=$short
+    echo "== $name (timeout ${limit} s)" >&2
+    begin=$(date +%s)
+    timeout -k 10 "$limit" "$bin/perf-bench" reliability "$name" "${mode[@]}" >"$line"
+    status=$?
+    took=$(( $(date +%s) - begin ))
+    if grep -q '^{' "$line"; then
+        grep '^{' "$line" | tail -n 1 >>"$results"
+    else
+        # No result line: the scenario hung past its timeout or died; both are misses.
+        reason="exit status $status"
+        [ "$status" -eq 124 ] || [ "$status" -eq 137 ] && reason="timed out after ${limit} s"
+        printf '{"scenario":"%s","done":"did not finish","target":"a result line within %s s","result":"%s","pass":false,"notes":"","seconds":%s,"counts":{}}\n' \
+            "$name" "$limit" "$reason" "$took" >>"$results"
+    fi
+    verdict=$(tail -n 1 "$results" | grep -q '"pass":true' && echo PASS || echo MISS)
+    echo "== $name: $verdict in ${took} s" >&2
+done
+
+"$bin/perf-bench" reliability report --results "$results" --out "$out" --command "$command"
+status=$?
+echo "== wrote $out in $(( $(date +%s) - started )) s ($([ $status -eq 0 ] && echo 'every target met' || echo 'targets missed'))" >&2
+exit $status
