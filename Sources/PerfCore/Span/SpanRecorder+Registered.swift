@@ -96,9 +96,14 @@ extension SpanRecorder {
                 close(
                     displaced, in: &registry, exit: .superseded, elapsed: elapsed, reason: nil, detail: nil, count: nil)
             }
-            for deadline in [expiry, overdue].compactMap({ $0 }) where deadline < registry.armedDeadline ?? .max {
-                registry.armedDeadline = deadline
-                expiryTimer.arm(atMonotonicNanos: deadline)
+            // The timer wakes at most once per millisecond (its leeway): armed for each span due at
+            // once (a budget of 0), it fired once per span, and libdispatch's timer churn held
+            // memory (+26 B per keyed span in the reliability soak).
+            for deadline in [expiry, overdue].compactMap({ $0 }) {
+                let wake = max(deadline, start &+ Self.minimumTimerDelayNanos)
+                guard wake < registry.armedDeadline ?? .max else { continue }
+                registry.armedDeadline = wake
+                expiryTimer.arm(atMonotonicNanos: wake)
             }
         }
         return SpanToken(name: name, startNanos: start, budgetNanos: budgetNanos, site: site, id: id)
@@ -144,6 +149,9 @@ extension SpanRecorder {
             }
         }
     }
+
+    /// The earliest the expiry timer is armed after a begin.
+    static let minimumTimerDelayNanos: UInt64 = 1_000_000
 
     /// `start + interval`, or nil when that lies beyond the clock's range: such a deadline never
     /// comes, and a wrapped one would fire at once.
