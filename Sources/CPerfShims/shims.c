@@ -72,6 +72,7 @@ static void register_tid_atfork(void) { (void)pthread_atfork(NULL, NULL, reset_c
 __thread uint64_t perf_flight_next = 0;
 __thread uint64_t perf_flight_end = 0;
 __thread uint64_t perf_flight_generation = 0;
+__thread uint64_t perf_flight_claimed_ns = 0;
 static uint64_t flight_generations = 0;
 
 perf_flight_ring *perf_flight_ring_create(uint64_t capacity) {
@@ -101,11 +102,18 @@ void perf_flight_ring_destroy(perf_flight_ring *ring) {
     free(ring);
 }
 
-uint64_t perf_flight_claim(perf_flight_ring *ring) {
+uint64_t perf_flight_claim(perf_flight_ring *ring, uint64_t now_ns) {
+    perf_flight_claimed_ns = now_ns;
     uint64_t first = __atomic_fetch_add(&ring->head, ring->block, __ATOMIC_RELAXED);
     perf_flight_end = first + ring->block;
     perf_flight_generation = ring->generation;
     return first;
+}
+
+uint64_t perf_flight_recheck(perf_flight_ring *ring, uint64_t ticket, uint64_t now_ns) {
+    if (ticket + ring->mask < __atomic_load_n(&ring->head, __ATOMIC_RELAXED)) return perf_flight_claim(ring, now_ns);
+    perf_flight_claimed_ns = now_ns;
+    return ticket;
 }
 
 static int by_ticket(const void *a, const void *b) {

@@ -117,23 +117,35 @@ enum JournalBenchmarks {
         let journal = try Journal(directory: URL(fileURLWithPath: scratch), configuration: .init(byteBudget: 1 << 30))
         defer { journal.close() }
         let raw = try RawAppender(path: scratch + "/raw.bin", payloadSize: size)
-        let perThread = context.scaled(100_000, quick: 10_000)
+        let perThread = context.scaled(20_000, quick: 2_000)
         let address = UInt(bitPattern: payload(size).baseAddress)
         defer { UnsafeRawPointer(bitPattern: address)?.deallocate() }
-        func run(_ body: @escaping @Sendable () -> Void) -> (Distribution, Double) {
+        func run(_ body: @escaping @Sendable () -> Void) -> ([Double], Double) {
             let results = Bench.concurrently(threads: 2) { _ -> ([Double], UInt64, UInt64) in
                 let start = Bench.now()
                 let samples = latencies(perThread, body)
                 return (samples, start, Bench.now())
             }
             let wall = Double(results.map(\.2).max()! - results.map(\.1).min()!) / 1e9
-            return (Distribution(results.flatMap(\.0)), Double(2 * perThread) / wall)
+            return (results.flatMap(\.0), Double(2 * perThread) / wall)
         }
-        let (base, rawRate) = run { raw.write() }
-        let (mine, mineRate) = run {
-            let bytes = UnsafeRawBufferPointer(start: UnsafeRawPointer(bitPattern: address), count: size)
-            try? journal.append(bytes)
+        // Rounds alternate raw and journal so both see the same machine noise; the throughput
+        // ratio is of the median rates (one pass of each measured 0.62–1.08× on this machine).
+        var rawSamples: [Double] = [], mineSamples: [Double] = []
+        var rawRates: [Double] = [], mineRates: [Double] = []
+        for _ in 0..<5 {
+            let (rawRound, rawRoundRate) = run { raw.write() }
+            let (mineRound, mineRoundRate) = run {
+                let bytes = UnsafeRawBufferPointer(start: UnsafeRawPointer(bitPattern: address), count: size)
+                try? journal.append(bytes)
+            }
+            rawSamples += rawRound
+            mineSamples += mineRound
+            rawRates.append(rawRoundRate)
+            mineRates.append(mineRoundRate)
         }
+        let base = Distribution(rawSamples), mine = Distribution(mineSamples)
+        let rawRate = Distribution(rawRates).median, mineRate = Distribution(mineRates).median
         context.add(
             BenchRow(
                 group: "journal", name: "append \(size) B, 2 threads contended", unit: "ns/op", median: mine.median,
@@ -145,7 +157,8 @@ enum JournalBenchmarks {
             BenchRow(
                 group: "journal", name: "append \(size) B, 2 threads total throughput", unit: "ops/s", median: mineRate,
                 baseline: "raw write(2) from 2 threads", baselineMedian: rawRate, ratio: mineRate / rawRate,
-                target: "≥ 0.8× raw", pass: mineRate >= 0.8 * rawRate))
+                target: "≥ 0.8× raw", pass: mineRate >= 0.8 * rawRate,
+                note: "median of 5 alternating rounds of 2 × \(perThread) appends each"))
     }
 
     // MARK: - Rotation

@@ -129,12 +129,17 @@ typedef struct perf_flight_ring {
 extern __thread uint64_t perf_flight_next;
 extern __thread uint64_t perf_flight_end;
 extern __thread uint64_t perf_flight_generation;
+/// When the block was last checked against the ring's head.
+extern __thread uint64_t perf_flight_claimed_ns;
 
 /// A ring of `capacity` slots (a power of two ≥ 1), or NULL when memory is short.
 perf_flight_ring *perf_flight_ring_create(uint64_t capacity);
 void perf_flight_ring_destroy(perf_flight_ring *ring);
-/// Takes a new block of tickets for the calling thread; returns its first ticket.
-uint64_t perf_flight_claim(perf_flight_ring *ring);
+/// Takes a new block of tickets for the calling thread at `now_ns`; returns its first ticket.
+uint64_t perf_flight_claim(perf_flight_ring *ring, uint64_t now_ns);
+/// The calling thread's next ticket when its block was last checked over 1 ms ago: the same
+/// ticket unless a full lap of the ring overtook the block, else one from a new block.
+uint64_t perf_flight_recheck(perf_flight_ring *ring, uint64_t ticket, uint64_t now_ns);
 /// Copies every whole entry (at most the ring's capacity), oldest ticket first, into `out`;
 /// returns how many. `head_out` receives the tickets handed out so far.
 uint64_t perf_flight_ring_read(const perf_flight_ring *ring, perf_flight_slot *out, uint64_t *head_out);
@@ -155,11 +160,13 @@ static inline uint64_t perf_flight_check(uint64_t seq, const void *name, uint64_
 static inline void perf_flight_record(perf_flight_ring *ring, const void *name, uint64_t name_len,
                                       uint64_t start_ns, uint64_t duration_ns, uint64_t budget_ns, uint32_t exit) {
     uint64_t ticket = perf_flight_next;
-    // A block of another ring, used up, or overtaken by a full lap of the ring: take a new one.
-    if (__builtin_expect(perf_flight_generation != ring->generation || ticket >= perf_flight_end ||
-                             ticket + ring->mask < __atomic_load_n(&ring->head, __ATOMIC_RELAXED),
-                         0)) {
-        ticket = perf_flight_claim(ring);
+    // A block of another ring or used up: take a new one. A block is checked against the
+    // shared head (overtaken by a full lap of the ring?) at most once a millisecond, not on
+    // every span: a lap within the millisecond would take 4,096 spans.
+    if (__builtin_expect(perf_flight_generation != ring->generation || ticket >= perf_flight_end, 0)) {
+        ticket = perf_flight_claim(ring, start_ns);
+    } else if (__builtin_expect(start_ns - perf_flight_claimed_ns > 1000000, 0)) {
+        ticket = perf_flight_recheck(ring, ticket, start_ns);
     }
     perf_flight_next = ticket + 1;
     perf_flight_slot *slot = &ring->slots[ticket & ring->mask];
