@@ -104,15 +104,8 @@ extension Perf {
             public var source: String
         }
 
-        /// A frame hangs were blamed on.
-        public struct Culprit: Sendable, Equatable {
-            /// The frame.
-            public var culprit: String
-            /// How many hangs.
-            public var count: Int64
-            /// The longest, in milliseconds.
-            public var maxMs: Double
-        }
+        /// A frame hangs were blamed on: the summary's row, read by the same code.
+        public typealias Culprit = ReportSummary.Culprit
 
         /// Hang totals.
         public struct Hangs: Sendable, Equatable {
@@ -196,7 +189,8 @@ extension Perf {
             host = (object["host"] as? [String: Any]).flatMap(ExportReading.host)
             generatedAtUnixNanos = ExportReading.unixNanos(object["generatedAt"]) ?? 0
             sessions = (object["sessions"] as? [Any] ?? []).compactMap(ExportReading.session)
-            let blocks = object["intervals"] as? [Any] ?? []
+            // Each block parsed once, for its spans and its thread names.
+            let blocks = (object["intervals"] as? [Any] ?? []).compactMap(ExportReading.block)
             intervals = ExportReading.merged(blocks.flatMap(ExportReading.intervals))
             threads = blocks.flatMap(ExportReading.threads)
             let ledger = object["ledger"] as? [String: Any]
@@ -261,28 +255,32 @@ enum ExportReading {
             endedAtUnixNanos: unixNanos(entry["endedAt"]))
     }
 
-    /// One session's flight-recorder block, with times made absolute.
-    static func intervals(_ value: Any) -> [Perf.ExportInput.Interval] {
+    /// One session's flight-recorder block, or `nil` when it is not one.
+    static func block(_ value: Any) -> (session: String, intervals: Perf.SpanIntervals)? {
         guard let session = (value as? [String: Any])?["session"] as? String,
-            let block = Perf.SpanIntervals(jsonObject: value), block.epochUnixMs >= 0,
-            block.epochUnixMs <= maximumUnixNanos / 1_000_000
-        else { return [] }
-        let epochNanos = block.epochUnixMs * 1_000_000
-        return block.spans.compactMap { span in
+            let intervals = Perf.SpanIntervals(jsonObject: value)
+        else { return nil }
+        return (session, intervals)
+    }
+
+    /// A block's spans with times made absolute.
+    static func intervals(_ block: (session: String, intervals: Perf.SpanIntervals)) -> [Perf.ExportInput.Interval] {
+        let epochUnixMs = block.intervals.epochUnixMs
+        guard epochUnixMs >= 0, epochUnixMs <= maximumUnixNanos / 1_000_000 else { return [] }
+        let epochNanos = epochUnixMs * 1_000_000
+        return block.intervals.spans.compactMap { span in
             // A fabricated report may name times no clock can reach; such a span is skipped.
             let (start, late) = epochNanos.addingReportingOverflow(span.startNanos)
             guard !late, start <= maximumUnixNanos, span.durationNanos < maximumDurationNanos else { return nil }
             return .init(
-                session: session, name: span.name, threadID: Int64(span.threadID), startUnixNanos: start,
+                session: block.session, name: span.name, threadID: Int64(span.threadID), startUnixNanos: start,
                 durationNanos: span.durationNanos, exit: span.exit, budgetMs: span.budgetMs)
         }
     }
 
-    static func threads(_ value: Any) -> [Perf.ExportInput.ThreadName] {
-        guard let session = (value as? [String: Any])?["session"] as? String,
-            let block = Perf.SpanIntervals(jsonObject: value)
-        else { return [] }
-        return block.threads.keys.sorted().map { .init(session: session, threadID: Int64($0), name: block.threads[$0] ?? "") }
+    static func threads(_ block: (session: String, intervals: Perf.SpanIntervals)) -> [Perf.ExportInput.ThreadName] {
+        let names = block.intervals.threads
+        return names.keys.sorted().map { .init(session: block.session, threadID: Int64($0), name: names[$0] ?? "") }
     }
 
     static func event(_ value: Any) -> Perf.ExportInput.Event? {
@@ -336,11 +334,7 @@ enum ExportReading {
     }
 
     static func hangs(_ object: [String: Any]) -> Perf.ExportInput.Hangs {
-        let culprits = (object["culprits"] as? [Any] ?? []).compactMap { value -> Perf.ExportInput.Culprit? in
-            guard let entry = value as? [String: Any], let culprit = entry["culprit"] as? String else { return nil }
-            return .init(
-                culprit: culprit, count: ReportDocument.int(entry["count"]), maxMs: ReportDocument.double(entry["maxMs"]))
-        }
+        let culprits = ReportDocument.culprits(object["culprits"])
         let targets = (object["targets"] as? [String: Any] ?? [:]).compactMapValues(histogram)
         return .init(
             count: ReportDocument.int(object["count"]), fatal: ReportDocument.int(object["fatal"]),

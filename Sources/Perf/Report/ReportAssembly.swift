@@ -176,7 +176,8 @@ struct ReportAssembly {
         var blocks: [ReportJSON] = []
         for (_, snapshot) in newest {
             guard let intervals = snapshot.intervals, !intervals.spans.isEmpty else { continue }
-            let spans = intervals.spans.map(Perf.SpanIntervals.json)
+            // Serialised once: the bytes both size the cap and go into the report.
+            let spans = intervals.spans.map { ReportJSON.raw(Perf.SpanIntervals.json($0).bytes) }
             let header = intervals.json(session: snapshot.session, takenAtMs: snapshot.takenAtMs, spans: [])
                 .bytes.count + 1
             guard header < budget else {

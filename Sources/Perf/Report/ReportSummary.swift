@@ -98,12 +98,7 @@ extension Perf {
             fatalHangs = ReportDocument.int(hangs["fatal"])
             suppressedHangs = ReportDocument.int(hangs["suppressed"])
             hangMaxMs = ReportDocument.double(hangs["maxMs"])
-            culprits = (hangs["culprits"] as? [Any] ?? []).compactMap { value -> Culprit? in
-                guard let entry = value as? [String: Any], let culprit = entry["culprit"] as? String else { return nil }
-                return Culprit(
-                    culprit: culprit, count: ReportDocument.int(entry["count"]),
-                    maxMs: ReportDocument.double(entry["maxMs"]))
-            }
+            culprits = ReportDocument.culprits(hangs["culprits"])
             sessions = (object["sessions"] as? [Any] ?? []).compactMap { value -> Session? in
                 guard let entry = value as? [String: Any], let id = entry["id"] as? String else { return nil }
                 return Session(
@@ -159,6 +154,14 @@ enum ReportDocument {
     }
 
     static func double(_ value: Any?) -> Double { value.flatMap(number) ?? 0 }
+
+    /// The `hangs.culprits` rows; an entry without a culprit string is skipped.
+    static func culprits(_ value: Any?) -> [Perf.ReportSummary.Culprit] {
+        (value as? [Any] ?? []).compactMap { value in
+            guard let entry = value as? [String: Any], let culprit = entry["culprit"] as? String else { return nil }
+            return Perf.ReportSummary.Culprit(culprit: culprit, count: int(entry["count"]), maxMs: double(entry["maxMs"]))
+        }
+    }
 
     static func int(_ value: Any?) -> Int64 {
         guard let double = value.flatMap(number) else { return 0 }
