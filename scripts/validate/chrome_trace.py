@@ -12,21 +12,14 @@ import json
 import re
 import sys
 
+from validator import Invalid, require, run
+
 ALLOWED_PHASES = {"X", "i", "C", "M"}
 METADATA_NAMES = {"process_name", "process_sort_index", "thread_name", "thread_sort_index"}
 # A trace of one report spans minutes to days, never years: ts and dur are microseconds.
 MAX_SPAN_MICROS = 30 * 24 * 3600 * 1e6
 # Unix nanoseconds between 2000 and 2100.
 ORIGIN_RANGE = (946_684_800 * 10**9, 4_102_444_800 * 10**9)
-
-
-class Invalid(Exception):
-    pass
-
-
-def require(condition, message):
-    if not condition:
-        raise Invalid(message)
 
 
 def is_number(value):
@@ -128,17 +121,5 @@ def validate(path):
     return f"{len(events)} events ({counts['X']} complete, {counts['i']} instant, {counts['C']} counter, {counts['M']} metadata), {len(pids)} process(es), {len(slices)} lane(s)"
 
 
-def main():
-    if len(sys.argv) != 2:
-        print(__doc__.strip().splitlines()[-1], file=sys.stderr)
-        return 2
-    try:
-        print(validate(sys.argv[1]))
-    except (Invalid, OSError) as error:
-        print(f"{sys.argv[1]}: {error}", file=sys.stderr)
-        return 1
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run(validate, __doc__.strip().splitlines()[-1]))

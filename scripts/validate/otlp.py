@@ -14,21 +14,14 @@ import json
 import re
 import sys
 
+from validator import Invalid, require, run
+
 from google.protobuf import json_format
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 # Unix nanoseconds between 2000 and 2100.
 TIME_RANGE = (946_684_800 * 10**9, 4_102_444_800 * 10**9)
 ID_DIGITS = {"traceId": 32, "spanId": 16, "parentSpanId": 16}
-
-
-class Invalid(Exception):
-    pass
-
-
-def require(condition, message):
-    if not condition:
-        raise Invalid(message)
 
 
 def hex_to_base64(where, key, value, allow_empty=False):
@@ -113,17 +106,5 @@ def validate(path):
     return f"{len(request.resource_spans)} resource(s), {len(spans)} spans in {len(roots)} trace(s), {events} events"
 
 
-def main():
-    if len(sys.argv) != 2:
-        print(__doc__.strip().splitlines()[-1], file=sys.stderr)
-        return 2
-    try:
-        print(validate(sys.argv[1]))
-    except (Invalid, OSError) as error:
-        print(f"{sys.argv[1]}: {error}", file=sys.stderr)
-        return 1
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run(validate, __doc__.strip().splitlines()[-1]))
