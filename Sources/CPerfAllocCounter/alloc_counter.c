@@ -59,3 +59,22 @@ int posix_memalign(void **result, size_t alignment, size_t size) {
 uint64_t perf_thread_alloc_count(void) { return perf_thread_allocations; }
 
 uint64_t perf_process_alloc_count(void) { return __atomic_load_n(&perf_process_allocations, __ATOMIC_RELAXED); }
+
+// MARK: - Test support
+
+#include <errno.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+int perf_test_epoll_wait(int timeout_ms, int *error) {
+    int epoll = epoll_create1(EPOLL_CLOEXEC);
+    if (epoll < 0) {
+        *error = errno;
+        return -1;
+    }
+    struct epoll_event event;
+    int result = epoll_wait(epoll, &event, 1, timeout_ms);
+    *error = result < 0 ? errno : 0;
+    close(epoll);
+    return result;
+}

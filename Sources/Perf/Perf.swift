@@ -36,8 +36,11 @@ public enum Perf {
             report: PerfState.reportToStandardError)
     }
 
-    /// Flushes everything, writes the session's end, and makes every call inert again.
+    /// Stops every running hang watchdog (a hang in progress is written, marked in progress),
+    /// flushes everything, writes the session's end, and makes every call inert again.
     public static func shutdown() {
+        // Watchdogs first: a hang in progress is written while the ledger is still open.
+        WatchdogRegistry.stopAll()
         let runtime = PerfState.installed.withLock { state -> PerfRuntime? in
             guard let runtime = state.current else { return nil }
             state.current = nil

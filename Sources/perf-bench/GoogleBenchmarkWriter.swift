@@ -24,6 +24,7 @@ enum GoogleBenchmarkWriter {
     static let counterUnits: [String: (name: String, scale: Double)] = [
         "ops/s": ("items_per_second", 1), "GB/s": ("bytes_per_second", 1e9), "allocs/op": ("allocs_per_op", 1),
         "allocs": ("allocs", 1), "% core": ("percent_core", 1), "%": ("percent", 1), "×": ("ratio", 1),
+        "signals": ("signals_per_episode", 1),
     ]
 
     static func write(_ document: BenchDocument, to path: String) throws {

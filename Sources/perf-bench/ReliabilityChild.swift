@@ -101,7 +101,16 @@ enum ReliabilityChild {
         watchdog.start()
         // After a few served pings, so the watchdog knows which thread serves the queue: blocked
         // from the first ping, it would sample the main thread and name the wrong culprit.
-        queue.asyncAfter(deadline: .now() + .milliseconds(200)) { FacadeCrashChild.parseHugeFeed() }
+        queue.asyncAfter(deadline: .now() + .milliseconds(200)) { waitForHugeFeed() }
         while true { withExtendedLifetime(watchdog) { _ = Glibc.pause() } }
+    }
+
+    /// The crash story's culprit: blocked in one long `usleep`, as a service waiting on I/O is,
+    /// not spinning. Prints `blocked <CLOCK_MONOTONIC ns>` first, so the parent knows how long
+    /// the hang had really lasted when it kills the process.
+    @inline(never)
+    static func waitForHugeFeed() {
+        WatchdogCrashChild.emit("blocked \(DispatchTime.now().uptimeNanoseconds)")
+        usleep(60_000_000)
     }
 }

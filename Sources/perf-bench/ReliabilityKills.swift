@@ -115,20 +115,29 @@ enum ReliabilityKills {
 
     /// Kills a child holding an open bounded span during a hang already journalled as fatal, then
     /// installs Perf on its directory as the next start would and reads what that start wrote.
-    static func crashStory(kills: Int) throws -> ScenarioResult {
+    static func crashStory(kills: Int, seed: UInt64) throws -> ScenarioResult {
         var crashed = 0
         var orphaned = 0
         var fatal = 0
         var withCulprit = 0
+        var durationErrors: [Double] = []
+        var random = SplitMix(seed: seed)
         for kill in 0..<kills {
             let directory = try ScratchDirectory("crash-story")
             defer { directory.remove() }
             let child = try ChildProcess(
                 executable: perfBenchExecutable, arguments: ["child", "reliability", "crash-story", directory.path])
-            guard child.readLines(until: { $0 == "fatal" }, timeoutSeconds: 30) != nil else {
+            guard let lines = child.readLines(until: { $0 == "fatal" }, timeoutSeconds: 30),
+                let blocked = lines.first(where: { $0.hasPrefix("blocked ") }).flatMap({ UInt64($0.dropFirst(8)) })
+            else {
                 throw ChildProcess.Failure(description: "crash-story child \(kill) never reported its fatal hang")
             }
+            // Killed at a random point of the hang (0.5 to 2.5 s into it), so the fatal hang's
+            // length is checked against how long it had really lasted, not against a constant.
+            usleep(useconds_t(random.next() % 2_000_000))
+            let killedAt = DispatchTime.now().uptimeNanoseconds
             child.killAndWait()
+            let lasted = Double(killedAt - blocked) / 1e6
             let before = try Perf.LedgerReader(directory: directory.url).readAll().events
             let childSession = before.first { $0.kind == .session && $0.name == "start" }?.session
             Perf.install(
@@ -143,19 +152,27 @@ enum ReliabilityKills {
             }
             let fatalHangs = events.filter { $0.kind == .hang && $0.fatal == true }
             if !fatalHangs.isEmpty { fatal += 1 }
-            if fatalHangs.contains(where: { $0.culprit?.contains("parseHugeFeed") == true }) { withCulprit += 1 }
+            if fatalHangs.contains(where: { $0.culprit?.contains("waitForHugeFeed") == true }) { withCulprit += 1 }
+            if let duration = fatalHangs.first?.durationMs { durationErrors.append(abs(duration - lasted) / lasted) }
         }
+        let worst = durationErrors.max() ?? 1
+        let median = durationErrors.sorted().dropFirst(durationErrors.count / 2).first ?? 1
         return ScenarioResult(
             scenario: "Crash story",
-            done: "\(kills) kills of `child reliability crash-story` (open bounded keyed span + hang journalled "
-                + "in progress), each followed by a next `Perf.install` on its directory",
-            target: "crashed session, orphaned span and fatal hang reported every time",
-            result: "crashed \(crashed)/\(kills), orphaned \(orphaned)/\(kills), fatal hang \(fatal)/\(kills)",
-            pass: crashed == kills && orphaned == kills && fatal == kills,
-            notes: "fatal hangs naming the stuck function as culprit: \(withCulprit)/\(kills)",
+            done: "\(kills) kills of `child reliability crash-story` (open bounded keyed span + hang in `usleep` "
+                + "journalled in progress, killed 0.5–2.5 s into it), each followed by a next `Perf.install` on its "
+                + "directory",
+            target: "crashed session, orphaned span and fatal hang naming the blocked function every time; fatal "
+                + "hang's duration within 10 % of how long it had lasted",
+            result: "crashed \(crashed)/\(kills), orphaned \(orphaned)/\(kills), fatal hang \(fatal)/\(kills), "
+                + "naming `waitForHugeFeed` \(withCulprit)/\(kills); duration error median "
+                + String(format: "%.1f %%, worst %.1f %%", median * 100, worst * 100),
+            pass: crashed == kills && orphaned == kills && fatal == kills && withCulprit == kills
+                && durationErrors.count == kills && worst <= 0.10,
+            notes: "the culprit is blocked in a system call, so its stack is read without a signal",
             counts: [
                 "kills": Double(kills), "crashed": Double(crashed), "orphaned": Double(orphaned),
-                "fatal": Double(fatal), "culprit": Double(withCulprit),
+                "fatal": Double(fatal), "culprit": Double(withCulprit), "worstDurationError": worst,
             ])
     }
 

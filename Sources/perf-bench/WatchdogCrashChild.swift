@@ -7,12 +7,17 @@
 import Foundation
 import Perf
 
+/// The stand-in profiler's SIGPROF handler.
+private let foreignHandler: @convention(c) (Int32) -> Void = { _ in }
+nonisolated(unsafe) private var foreignHandlerAddress: UInt = 0
+
 enum WatchdogCrashChild {
     static func run(_ arguments: [String]) -> Int32 {
         let blockMs = arguments.compactMap { $0.hasPrefix("block=") ? Int($0.dropFirst(6)) : nil }.first
         if arguments.contains("foreign-sigprof") {
             // Stands in for a profiler that owns SIGPROF: the watchdog must leave it alone.
-            signal(SIGPROF) { _ in }
+            signal(SIGPROF, foreignHandler)
+            foreignHandlerAddress = unsafeBitCast(foreignHandler, to: UInt.self)
         }
         let onMain = arguments.contains("main")
         let queue = onMain ? DispatchQueue.main : DispatchQueue(label: "perf-bench.watchdog-child")
@@ -35,6 +40,11 @@ enum WatchdogCrashChild {
     private static func waitForEndOfInput(then watchdog: Perf.HangWatchdog) {
         while !FileHandle.standardInput.availableData.isEmpty {}
         watchdog.stop()
+        // Whether SIGPROF still has the handler this process installed first (a profiler's).
+        var action = sigaction()
+        sigaction(SIGPROF, nil, &action)
+        let ours = unsafeBitCast(action.__sigaction_handler.sa_handler, to: UInt.self)
+        emit("sigprof-handler=\(String(ours, radix: 16)) foreign=\(String(foreignHandlerAddress, radix: 16))")
         emit("done")
         exit(0)
     }

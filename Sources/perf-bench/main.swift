@@ -20,6 +20,7 @@ let children: [String: ([String]) -> Int32] = [
     "session": SessionCrashChild.run,
     "facade": FacadeCrashChild.run,
     "watchdog": WatchdogCrashChild.run,
+    "watchdog-matrix": WatchdogMatrixChild.run,
     "reliability": ReliabilityChild.run,
 ]
 

@@ -12,4 +12,9 @@ uint64_t perf_thread_alloc_count(void);
 /// Allocations made by every thread of the process.
 uint64_t perf_process_alloc_count(void);
 
+/// Test support (the watchdog matrix): waits on a new, empty epoll instance for `timeout_ms`,
+/// as a service's event loop does. Returns epoll_wait's result; `*error` gets errno on failure.
+/// Swift's Glibc module does not export <sys/epoll.h>.
+int perf_test_epoll_wait(int timeout_ms, int *error);
+
 #endif

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <time.h>
 #include "CPerfStackSampler.h"
+#include "CPerfRemoteUnwind.h"
 
 #ifdef __cplusplus
 extern "C" {

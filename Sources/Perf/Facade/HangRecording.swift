@@ -25,14 +25,16 @@ final class HangRecording: HangEventHandler {
             upperMs: rounded(episode.upperMs), stallMs: rounded(episode.stallMs), fatal: episode.fatal,
             suppressed: episode.suppressed?.rawValue, thread: episode.thread.map(describe) ?? "unknown",
             stack: episode.isFullRecord ? episode.stack.map(\.description) : [],
-            stuckFrames: episode.stuckFrames.map(\.description), culprit: episode.culprit?.symbol,
+            stuckFrames: episode.stuckFrames.map(\.description), culprit: episode.culprit?.symbol.map(SymbolNames.readable),
             targetName: episode.targetName, wallNanos: SystemClock().wallNanos(),
-            durationMs: rounded(episode.durationMs), stackQuality: describe(episode.stackQuality))
+            durationMs: rounded(episode.durationMs), stackQuality: describe(episode.stackQuality),
+            wait: episode.wait?.description, inProgress: episode.inProgress)
     }
 
     static func marker(for episode: Perf.HangWatchdog.Episode, id: UInt64) -> OngoingMarker {
         var payload: [String: String] = [:]
-        payload["culprit"] = episode.culprit?.symbol
+        payload["culprit"] = episode.culprit?.symbol.map(SymbolNames.readable)
+        payload["wait"] = episode.wait?.description
         payload["thread"] = episode.thread.map(describe)
         if !episode.stack.isEmpty { payload["stack"] = episode.stack.map(\.description).joined(separator: "\n") }
         if !episode.stuckFrames.isEmpty {

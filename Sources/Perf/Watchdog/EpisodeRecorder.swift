@@ -3,12 +3,17 @@
 import CPerfShims
 
 struct EpisodeRecorder {
+    private let target: Perf.HangWatchdog.Target
     private let targetName: String
     private let configuration: Perf.HangWatchdog.Configuration
     private let statistics: WatchdogStatisticsBox
     private var samplingEpisode: UInt64?
     private var samples: [Int32: [ThreadSample]] = [:]
     private var failures: [Int32: String] = [:]
+    /// What each sampled thread waited for at its latest sample, described while it waited.
+    private var waits: [Int32: Perf.HangWatchdog.Wait] = [:]
+    /// The thread found holding the target at the latest sample.
+    private var holder: Int32?
     /// Distinct threads that answered recent pings, newest last: the candidates to sample. Even
     /// the main queue is not pinned to the main thread: after `dispatchMain()` the main thread
     /// has exited and a worker drains the main queue.
@@ -17,10 +22,11 @@ struct EpisodeRecorder {
     private var cooldown: CulpritCooldown
 
     init(
-        targetName: String, configuration: Perf.HangWatchdog.Configuration,
+        target: Perf.HangWatchdog.Target, configuration: Perf.HangWatchdog.Configuration,
         statistics: WatchdogStatisticsBox
     ) {
-        self.targetName = targetName
+        self.target = target
+        self.targetName = target.name
         self.configuration = configuration
         self.statistics = statistics
         self.cooldown = CulpritCooldown(cooldownNanos: configuration.culpritCooldown.watchdogNanos)
@@ -57,16 +63,21 @@ struct EpisodeRecorder {
         }
     }
 
-    /// The threads to sample: those that answered recent pings first, then every other thread of
-    /// the process (bounded). A queue's next item may run on a worker that never served a ping,
-    /// and the thread that serves the late ping is the one that was blocked, so sampling them all
-    /// at detection and keeping the server's samples is the only way to be sure to hold its stack.
-    /// SIGPROF goes to each of them only while a hang is in progress, as a profiler's would.
-    private func candidates() -> [Int32] {
+    /// The threads to sample, and whether each may be signalled when it turns out to be running.
+    ///
+    /// The thread holding the target is found without a signal: a queue's drain lock names the
+    /// worker draining it or the caller of `queue.sync` (``QueueOwner``); the main queue and the
+    /// main actor are the main thread while it lives. Only when no holder can be named (custom
+    /// targets, the cooperative pool, an unknown libdispatch) are the threads that served recent
+    /// pings sampled, plus every other thread that is blocked in a system call, read without a
+    /// signal. A running thread outside those is never signalled, and no thread is signalled
+    /// while it is blocked.
+    private func candidates() -> [(tid: Int32, maySignal: Bool)] {
         let own = perf_gettid()
-        var result = recentTids.filter { $0 != own }
+        if let holder = BlockedThreadFinder.holder(of: target), holder != own { return [(holder, true)] }
+        var result = recentTids.filter { $0 != own }.map { (tid: $0, maySignal: true) }
         for tid in ProcProbe.threadIDs(limit: Self.maximumCandidates) where result.count < Self.maximumCandidates {
-            if tid != own && !result.contains(tid) { result.append(tid) }
+            if tid != own && !result.contains(where: { $0.tid == tid }) { result.append((tid, false)) }
         }
         return result
     }
@@ -77,6 +88,8 @@ struct EpisodeRecorder {
         samplingEpisode = nil
         samples.removeAll()
         failures.removeAll()
+        waits.removeAll()
+        holder = nil
     }
 
     private mutating func sample(for id: UInt64) {
@@ -87,11 +100,22 @@ struct EpisodeRecorder {
         let started = perf_monotonic_ns()
         var taken: UInt64 = 0
         var failed: UInt64 = 0
-        for tid in candidates() {
-            switch StackSampler.sample(tid: tid) {
+        var signalled: UInt64 = 0
+        let threads = candidates()
+        holder = threads.count == 1 && threads[0].maySignal ? threads[0].tid : nil
+        for (tid, maySignal) in threads {
+            switch StackSampler.sample(tid: tid, allowSignal: maySignal) {
             case .success(let sample):
                 samples[tid, default: []].append(sample)
+                if sample.signalled { signalled += 1 }
+                if let call = sample.syscall {
+                    waits[tid] = describeWait(call, addresses: sample.addresses)
+                } else {
+                    waits[tid] = nil
+                }
                 taken += 1
+            case .failure(.notBlocked):
+                break
             case .failure(.unavailable(let reason)), .failure(.failed(let reason)):
                 failures[tid] = reason
                 failed += 1
@@ -101,14 +125,41 @@ struct EpisodeRecorder {
         statistics.update {
             $0.samplesTaken += taken
             $0.sampleFailures += failed
+            $0.signalsSent += signalled
+            $0.samplesWithoutSignal += taken - signalled
             $0.sampleNanos += elapsed
         }
+    }
+
+    /// The wait, described now, while the memory its arguments point to is still the thread's.
+    private mutating func describeWait(_ call: perf_thread_syscall, addresses: [UInt]) -> Perf.HangWatchdog.Wait? {
+        let frames = symbolicator.frames(Array(addresses.prefix(16)))
+        var symbolicator = self.symbolicator
+        let wait = WaitDescription.describe(call, frames: frames) { owner in
+            let thread = ProcProbe.thread(owner)
+            guard case .success(let sample) = StackSampler.sample(tid: owner, allowSignal: false) else {
+                return (thread, nil)
+            }
+            let culprit = symbolicator.frames(sample.addresses).first(where: StackAnalysis.isProgramCode)
+            return (thread, culprit?.symbol.map(SymbolNames.readable))
+        }
+        self.symbolicator = symbolicator
+        return wait
     }
 
     private mutating func build(_ detection: HangDetection, nowNanos: UInt64) -> Perf.HangWatchdog.Episode {
         let started = perf_monotonic_ns()
         let symbolicated = samples.mapValues { $0.map { symbolicator.frames($0.addresses) } }
-        let tid = detection.servingTid ?? likelyBlockedThread(symbolicated)
+        // The holder found while the target was stuck is the blocked thread; the thread that
+        // served the late ping is the same one unless the block ran inside `queue.sync`.
+        let tid: Int32?
+        if let holder, samples[holder] != nil {
+            tid = holder
+        } else if let serving = detection.servingTid, samples[serving] != nil || samples.isEmpty {
+            tid = serving
+        } else {
+            tid = likelyBlockedThread(symbolicated) ?? detection.servingTid
+        }
         let frames = tid.flatMap { symbolicated[$0] } ?? []
         let (stuck, culprit) = StackAnalysis.stuckFrames(frames)
         statistics.update { $0.symbolicationNanos += perf_monotonic_ns() - started }
@@ -120,7 +171,8 @@ struct EpisodeRecorder {
             lowerMs: Double(detection.lowerNanos) / 1e6, upperMs: Double(detection.upperNanos) / 1e6,
             durationMs: Double(detection.durationNanos) / 1e6, stallMs: Double(detection.stallNanos) / 1e6,
             suppressed: detection.suppressed, fatal: detection.fatal, inProgress: detection.inProgress,
-            thread: thread, stack: frames.last ?? [], stuckFrames: stuck, culprit: culprit,
+            thread: thread, wait: tid.flatMap { waits[$0] }, stack: frames.last ?? [], stuckFrames: stuck,
+            culprit: culprit,
             stackQuality: quality(tid: tid, detection: detection), samplesTaken: detection.samplesTaken,
             isFullRecord: isFullRecord, startedWallNanos: detection.startedWallNanos)
     }
@@ -136,12 +188,14 @@ struct EpisodeRecorder {
     }
 
     private func quality(tid: Int32?, detection: HangDetection) -> Perf.HangWatchdog.StackQuality {
-        if let reason = StackSampler.unavailableReason { return .unavailable(reason: reason) }
         guard detection.samplesTaken > 0 else {
             return .unavailable(reason: "the episode ended before the first stack sample")
         }
         guard let tid else { return .unavailable(reason: "no thread was sampled") }
         guard let taken = samples[tid], let last = taken.last else {
+            if let reason = StackSampler.unavailableReason, failures[tid] == nil {
+                return .unavailable(reason: reason)
+            }
             return .unavailable(
                 reason: failures[tid] ?? "thread \(tid), which served the late ping, was not among the sampled threads")
         }

@@ -104,6 +104,8 @@ struct HangDetector {
         var servingTid: Int32?
         var samplesTaken = 0
         var ongoingReported = false
+        /// Elapsed time at which the in-progress report is due again.
+        var nextOngoingNanos: UInt64 = 0
         var fatalReported = false
         var startedWallNanos: UInt64
     }
@@ -139,7 +141,12 @@ struct HangDetector {
         previousSuspendedNanos = tick.suspendedNanos
         stalls.record(scheduled: tick.scheduled, actual: tick.now, suspendedNanos: suspendGrowth)
         if tick.paused {
-            output.discarded = episode?.id
+            // A hang already under way when the pause came is written, not dropped.
+            if let flushed = flush(now: tick.now) {
+                output = flushed
+            } else {
+                output.discarded = episode?.id
+            }
             outstanding = nil
             episode = nil
             lastServedNanos = nil
@@ -227,8 +234,14 @@ struct HangDetector {
             durationNanos: (elapsed + max(upper, elapsed)) / 2, stallNanos: upperStall, suppressed: nil, fatal: false,
             inProgress: true, servingTid: nil, samplesTaken: open.samplesTaken,
             startedWallNanos: open.startedWallNanos)
-        if elapsed >= timing.ongoingNanos, !open.ongoingReported || output.sampleEpisode != nil {
+        // The in-progress marker is kept current while the hang lasts (every 100 ms, or 5 % of its
+        // length when longer), so a kill leaves a fatal hang whose duration is within 5–10 % of
+        // how long it had really lasted.
+        if elapsed >= timing.ongoingNanos,
+            !open.ongoingReported || output.sampleEpisode != nil || elapsed >= open.nextOngoingNanos
+        {
             open.ongoingReported = true
+            open.nextOngoingNanos = elapsed + max(Self.ongoingRefreshNanos, elapsed / 20)
             output.ongoing = snapshot
         }
         if let fatalNanos = timing.fatalNanos, elapsed >= fatalNanos, !open.fatalReported {
@@ -238,6 +251,38 @@ struct HangDetector {
             output.fatal = fatal
         }
         episode = open
+    }
+
+    /// Shortest time between two in-progress reports of one hang.
+    static let ongoingRefreshNanos: UInt64 = 100_000_000
+
+    /// The stall under way at `now`, for a watchdog that stops or pauses during it: the episode,
+    /// marked in progress with its lower bound as duration, plus one last stack sample. `nil`
+    /// when nothing has been late past the hitch threshold. Forgets the outstanding ping.
+    mutating func flush(now: UInt64) -> HangTickOutput? {
+        defer {
+            outstanding = nil
+            episode = nil
+        }
+        guard let ping = outstanding else { return nil }
+        let origin = episode?.firstSentNanos ?? ping.sentNanos
+        guard origin >= graceEndNanos, now > origin else { return nil }
+        let stall = stalls.overlap(from: origin, to: now)
+        let elapsed = (now - origin) - stall
+        guard elapsed >= timing.hitchNanos else { return nil }
+        let upperStart = episode?.upperStartNanos ?? ping.upperStartNanos
+        let id = episode?.id ?? makeID()
+        var output = HangTickOutput()
+        output.sampleEpisode = id
+        output.ended = [
+            HangDetection(
+                id: id, kind: elapsed >= timing.hangNanos ? .hang : .hitch, lowerNanos: now - origin,
+                upperNanos: now - upperStart, durationNanos: elapsed,
+                stallNanos: stalls.overlap(from: upperStart, to: now), suppressed: nil,
+                fatal: episode?.fatalReported ?? false, inProgress: true, servingTid: nil,
+                samplesTaken: (episode?.samplesTaken ?? 0) + 1, startedWallNanos: episode?.startedWallNanos ?? ping.wallAtSend)
+        ]
+        return output
     }
 
     /// Closes an episode; `nil` when it began inside the start-up grace period.

@@ -20,9 +20,10 @@ extension Perf.HangWatchdog {
         public var hitchThreshold: Duration = .milliseconds(120)
         /// A stall whose estimated duration reaches this is a hang.
         public var hangThreshold: Duration = .milliseconds(250)
-        /// Episodes that begin this soon after `start()` are not reported: start-up work often
-        /// blocks the main thread on purpose.
-        public var startupGrace: Duration = .seconds(1)
+        /// Episodes that begin this soon after `start()` are not reported. None by default:
+        /// detection starts at `start()`. Set one when start-up work blocks the target on purpose
+        /// (a synchronous load right after `start()`), or start the watchdog after it.
+        public var startupGrace: Duration = .zero
         /// How long a ping must be outstanding before the blocked thread's stack is first sampled.
         public var firstSampleAfter: Duration = .milliseconds(150)
         /// Time between further stack samples of the same episode.

@@ -53,6 +53,9 @@ extension Perf.HangWatchdog {
         public var inProgress: Bool
         /// The blocked thread, when it is known.
         public var thread: ThreadInfo?
+        /// What the blocked thread waited for, when its last sample found it blocked in a system
+        /// call (read without a signal: the call, its file descriptor or timeout, a lock's owner).
+        public var wait: Wait?
         /// The blocked thread's stack (innermost first) from its last sample.
         public var stack: [Frame]
         /// Frames present in every sample of the episode, innermost first.
@@ -80,6 +83,25 @@ extension Perf.HangWatchdog {
         public var state: String?
         /// Kernel function the thread waited in at the last sample (`wchan`), when readable.
         public var waitChannel: String?
+    }
+
+    /// What a thread blocked in a system call waits for, from `/proc/self/task/<tid>/syscall`.
+    public struct Wait: Sendable, Equatable, CustomStringConvertible {
+        /// The system call: `clock_nanosleep`, `futex`, `read`, `poll`, `epoll_wait`…
+        public var call: String
+        /// What it waits on, in words: `600 ms`, `fd 7 → pipe:[123]`, `pthread mutex held by tid 12`.
+        public var on: String?
+        /// For a lock another thread holds: that thread.
+        public var owner: ThreadInfo?
+        /// The holder's own culprit, when its stack could be read without a signal.
+        public var ownerCulprit: String?
+
+        /// `call(on)`, then the holder's culprit: `futex(pthread mutex held by db (tid 12)) ← Store.save()`.
+        public var description: String {
+            var text = on.map { "\(call)(\($0))" } ?? call
+            if let ownerCulprit { text += " ← holder in \(ownerCulprit)" }
+            return text
+        }
     }
 
     /// One symbolicated stack frame.

@@ -24,7 +24,12 @@ extension Perf.HangWatchdog {
         public var samplesTaken: UInt64 = 0
         /// Stack samples that failed (thread gone, signal not answered, sampler unavailable).
         public var sampleFailures: UInt64 = 0
-        /// Wall time spent taking samples (signal, handler, copy).
+        /// SIGPROF signals sent to take samples: only to threads that were running, never to one
+        /// blocked in a system call.
+        public var signalsSent: UInt64 = 0
+        /// Samples of blocked threads read from `/proc` and their stack memory, without a signal.
+        public var samplesWithoutSignal: UInt64 = 0
+        /// Wall time spent taking samples (unwinding, or signal, handler and copy).
         public var sampleNanos: UInt64 = 0
         /// Wall time spent symbolicating and demangling.
         public var symbolicationNanos: UInt64 = 0

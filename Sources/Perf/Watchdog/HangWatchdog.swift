@@ -15,6 +15,14 @@ extension Perf {
     /// the blocked thread's stack with SIGPROF; frames present in every sample are the stuck
     /// frames, and the innermost one outside the runtime is the culprit.
     ///
+    /// Watching changes nothing for the program watched. The blocked thread is found without a
+    /// signal (a queue's drain lock names its holder; the main queue is the main thread), and a
+    /// thread blocked in a system call is read, not interrupted: its registers come from
+    /// `/proc/self/task/<tid>/syscall` and its stack is unwound with the images' CFI, so its
+    /// `sleep`, `poll` or `read` runs to its end. Only a thread that is running gets SIGPROF, and
+    /// only the one holding the target. The call and what it waits on (a duration, a file
+    /// descriptor and what it refers to, a lock and its holder) are the episode's ``Episode/wait``.
+    ///
     /// ```swift
     /// let watchdog = Perf.HangWatchdog(monitoring: .queue(databaseQueue))
     /// watchdog.start()
@@ -48,8 +56,8 @@ extension Perf {
 
         deinit { stop() }
 
-        /// Starts the watchdog thread; does nothing if it runs already. The start-up grace period
-        /// begins now.
+        /// Starts the watchdog thread; does nothing if it runs already. Detection starts now
+        /// (after `Configuration.startupGrace`, zero by default).
         public func start() {
             running.withLock { running in
                 guard running == nil else { return }
@@ -60,10 +68,13 @@ extension Perf {
                 guard let thread = runner.spawn() else { return }
                 running = RunningThread(thread: thread, stopFlag: stopFlag)
             }
+            WatchdogRegistry.add(self)
         }
 
-        /// Stops the watchdog and joins its thread: no callback runs after this returns. A hang
-        /// still in progress is dropped.
+        /// Stops the watchdog and joins its thread: no callback runs after this returns. A hitch
+        /// or hang still in progress is written first, marked ``Episode/inProgress``, with the
+        /// time it had lasted as its duration (a lower bound). `Perf.shutdown()` stops every
+        /// running watchdog this way.
         ///
         /// Called from one of the watchdog's own callbacks, it asks the thread to stop without
         /// waiting for it.
@@ -74,6 +85,7 @@ extension Perf {
                     return running
                 })
             else { return }
+            WatchdogRegistry.remove(self)
             thread.stopFlag.value.store(true, ordering: .releasing)
             if pthread_equal(pthread_self(), thread.thread) != 0 {
                 pthread_detach(thread.thread)
@@ -82,8 +94,9 @@ extension Perf {
             }
         }
 
-        /// Suspends detection during intentional blocking (a migration, a synchronous load). The
-        /// ping outstanding and any episode in progress are dropped.
+        /// Suspends detection during intentional blocking (a migration, a synchronous load). A
+        /// hitch or hang already under way is written, marked in progress; a ping that is not yet
+        /// late is dropped.
         /// - Parameter reason: why, for `pauseReason`.
         public func pause(reason: String) {
             pauseState.withLock { $0 = reason }
@@ -118,4 +131,31 @@ struct RunningThread: Sendable {
 /// reference still stops the thread through `deinit`.
 final class WatchdogFlag: Sendable {
     let value = Atomic<Bool>(false)
+}
+
+/// The running watchdogs, so `Perf.shutdown()` can stop them (writing a hang in progress) before
+/// the recording ends. Weak: a watchdog nobody holds still stops through `deinit`.
+enum WatchdogRegistry {
+    private struct Entry: @unchecked Sendable {
+        weak var watchdog: Perf.HangWatchdog?
+    }
+
+    private static let entries = Mutex<[ObjectIdentifier: Entry]>([:])
+
+    static func add(_ watchdog: Perf.HangWatchdog) {
+        entries.withLock { $0[ObjectIdentifier(watchdog)] = Entry(watchdog: watchdog) }
+    }
+
+    static func remove(_ watchdog: Perf.HangWatchdog) {
+        _ = entries.withLock { $0.removeValue(forKey: ObjectIdentifier(watchdog)) }
+    }
+
+    /// Stops every running watchdog and waits for each to write what it was measuring.
+    static func stopAll() {
+        let running = entries.withLock { entries -> [Perf.HangWatchdog] in
+            defer { entries.removeAll() }
+            return entries.values.compactMap(\.watchdog)
+        }
+        for watchdog in running { watchdog.stop() }
+    }
 }

@@ -6,20 +6,33 @@ import Glibc
 /// One successful stack sample of one thread.
 struct ThreadSample: Sendable {
     var tid: Int32
-    /// Innermost first; the first address is the interrupted instruction.
+    /// Innermost first; the first address is the interrupted (or blocked) instruction.
     var addresses: [UInt]
     /// The stack was deeper than the sampler keeps.
     var truncated: Bool
-    /// Name, state and wait channel read just before the signal was sent.
+    /// Name, state and wait channel read just before the sample.
     var thread: Perf.HangWatchdog.ThreadInfo
+    /// The system call the thread was blocked in, when it was (read from `/proc`, no signal).
+    var syscall: perf_thread_syscall?
+    /// The sample took a SIGPROF (the thread was running, so no call of its could be cut short).
+    var signalled: Bool
 }
 
 /// Why a sample could not be taken.
 enum SampleFailure: Error, Equatable {
+    /// The thread is running and may not be signalled: nothing to report.
+    case notBlocked
     case unavailable(String)
     case failed(String)
 }
 
+/// Takes one thread's stack without changing what the thread does.
+///
+/// A thread blocked in a system call is never signalled: a handler would cut its `sleep`,
+/// `poll` or `read` short (EINTR), whatever `SA_RESTART` says. Its registers at the call are in
+/// `/proc/self/task/<tid>/syscall`, and its stack is unwound from there with the images' CFI
+/// (`perf_remote_unwind`). Only a thread that is running, and so has no call to interrupt, gets
+/// SIGPROF and unwinds itself in the handler.
 enum StackSampler {
     /// How long to wait for the target thread's handler before giving up on it.
     static let timeoutNanos: UInt64 = 20_000_000
@@ -33,11 +46,40 @@ enum StackSampler {
         }
     }()
 
-    /// Samples thread `tid` of this process.
-    static func sample(tid: Int32) -> Result<ThreadSample, SampleFailure> {
-        if let reason = unavailableReason { return .failure(.unavailable(reason)) }
+    /// Samples thread `tid` of this process; a running thread is signalled only when
+    /// `allowSignal` is set.
+    static func sample(tid: Int32, allowSignal: Bool = true) -> Result<ThreadSample, SampleFailure> {
         let thread = ProcProbe.thread(tid)
         var buffer = [UInt](repeating: 0, count: Int(PERF_STACK_MAX_FRAMES))
+        var call = perf_thread_syscall()
+        // A thread that wakes while its stack is copied is read again; one that keeps moving
+        // between calls is left alone rather than signalled.
+        for _ in 0..<3 {
+            let count = buffer.withUnsafeMutableBufferPointer {
+                perf_remote_unwind(tid, $0.baseAddress, Int32($0.count), &call)
+            }
+            if count > 0 {
+                return .success(
+                    ThreadSample(
+                        tid: tid, addresses: Array(buffer[0..<Int(count)]),
+                        truncated: count == PERF_STACK_MAX_FRAMES, thread: thread, syscall: call, signalled: false))
+            }
+            if call.state == Int32(PERF_THREAD_GONE) { return .failure(.failed("thread \(tid) exited")) }
+            if count == -1 { break }  // running: no call to interrupt
+            if count == -3 { return .failure(.unavailable("cannot unwind a blocked thread on this architecture")) }
+            if count == -4 { return .failure(.failed("the stack of thread \(tid) could not be read")) }
+        }
+        guard call.state != Int32(PERF_THREAD_BLOCKED) else {
+            return .failure(.failed("thread \(tid) kept moving between system calls"))
+        }
+        guard allowSignal else { return .failure(.notBlocked) }
+        return signalled(tid: tid, thread: thread, buffer: &buffer)
+    }
+
+    private static func signalled(
+        tid: Int32, thread: Perf.HangWatchdog.ThreadInfo, buffer: inout [UInt]
+    ) -> Result<ThreadSample, SampleFailure> {
+        if let reason = unavailableReason { return .failure(.unavailable(reason)) }
         let count = buffer.withUnsafeMutableBufferPointer {
             perf_stack_sample_thread(tid, $0.baseAddress, Int32($0.count), timeoutNanos)
         }
@@ -50,7 +92,7 @@ enum StackSampler {
             return .success(
                 ThreadSample(
                     tid: tid, addresses: Array(buffer[0..<Int(count)]),
-                    truncated: count == PERF_STACK_MAX_FRAMES, thread: thread))
+                    truncated: count == PERF_STACK_MAX_FRAMES, thread: thread, syscall: nil, signalled: true))
         }
     }
 }
@@ -107,6 +149,8 @@ struct Symbolicator {
     private static let systemSymbols = [
         "$ss", "$sS", "swift_", "_swift", "dispatch_", "_dispatch", "$s8Dispatch", "$s10Foundation",
         "$s7Testing", "__",
+        // Perf's own code never is the culprit: not its modules, not its C shims.
+        "$s4Perf", "$s8PerfCore", "$s10JournalKit", "perf_",
     ]
 
     /// Runtime, Dispatch, Foundation and libc frames (also when linked statically).
@@ -121,17 +165,84 @@ struct Symbolicator {
 /// Stuck frames and culprit from the samples of one thread.
 enum StackAnalysis {
     /// Frames of the last sample that appear (by function) in every sample, innermost first, and
-    /// the innermost of them that is not a system frame.
+    /// the innermost of them that is the program's own code: not a system frame, not compiler
+    /// glue (thunks, `partial apply` forwarders, outlined copies).
     static func stuckFrames(_ samples: [[Perf.HangWatchdog.Frame]]) -> (
         stuck: [Perf.HangWatchdog.Frame], culprit: Perf.HangWatchdog.Frame?
     ) {
         guard let last = samples.last else { return ([], nil) }
         let others = samples.dropLast().map { Set($0.map(key)) }
         let stuck = last.filter { frame in others.allSatisfy { $0.contains(key(frame)) } }
-        return (stuck, stuck.first { !$0.isSystem && $0.symbol != nil })
+        return (stuck, stuck.first(where: isProgramCode))
+    }
+
+    /// A frame a person would call "my code".
+    static func isProgramCode(_ frame: Perf.HangWatchdog.Frame) -> Bool {
+        guard !frame.isSystem, let symbol = frame.symbol else { return false }
+        return !SymbolNames.isGlue(symbol)
     }
 
     private static func key(_ frame: Perf.HangWatchdog.Frame) -> String {
         frame.symbol.map { "\(frame.image):\($0)" } ?? "\(frame.image):0x\(String(frame.address, radix: 16))"
+    }
+}
+
+/// Demangled Swift names as a person would write them.
+enum SymbolNames {
+    private static let gluePrefixes = [
+        "reabstraction thunk", "thunk for ", "partial apply", "merged ", "outlined ", "protocol witness for ",
+        "dispatch thunk of ", "implicit closure", "@objc ", "key path getter", "key path setter",
+    ]
+    private static let specializationPrefixes = [
+        "function signature specialization <", "generic specialization <", "specialized ",
+        "generic partial specialization <",
+    ]
+
+    /// Compiler-made forwarding code: never what a person wrote.
+    static func isGlue(_ symbol: String) -> Bool {
+        let readable = readable(symbol)
+        return gluePrefixes.contains { readable.hasPrefix($0) }
+    }
+
+    /// `function signature specialization <Arg[0] = Dead> of static App.parse() -> ()` →
+    /// `static App.parse() -> ()`; nested specializations are peeled one by one.
+    static func readable(_ symbol: String) -> String {
+        var text = Substring(symbol)
+        var changed = true
+        while changed {
+            changed = false
+            for prefix in specializationPrefixes where text.hasPrefix(prefix) {
+                if prefix == "specialized " {
+                    text = text.dropFirst(prefix.count)
+                } else if let end = closingBracket(text, from: text.index(text.startIndex, offsetBy: prefix.count - 1)),
+                    text[end...].hasPrefix("> of ")
+                {
+                    text = text[text.index(end, offsetBy: 5)...]
+                } else {
+                    continue
+                }
+                changed = true
+            }
+        }
+        return String(text)
+    }
+
+    /// The `>` that closes the `<` at `open`.
+    private static func closingBracket(_ text: Substring, from open: Substring.Index) -> Substring.Index? {
+        var depth = 0
+        var index = open
+        var previous: Character = " "
+        while index < text.endIndex {
+            switch text[index] {
+            case "<": depth += 1
+            case ">" where previous != "-":  // `->` in a function type closes nothing
+                depth -= 1
+                if depth == 0 { return index }
+            default: break
+            }
+            previous = text[index]
+            index = text.index(after: index)
+        }
+        return nil
     }
 }

@@ -9,6 +9,11 @@
 struct StallLog {
     /// Stalls shorter than this are scheduler noise and are not kept.
     static let floorNanos: UInt64 = 1_000_000
+    /// Lateness every wake-up is allowed before it counts as a stall: on a busy host the watchdog
+    /// thread waits a few milliseconds for a core while the target goes on blocking (a spinning
+    /// or sleeping culprit does not pause because the watchdog is late), so subtracting that
+    /// wait would shorten real hangs. Stops, debuggers and suspends are far longer.
+    static let allowanceNanos: UInt64 = 10_000_000
     private var starts: [UInt64]
     private var ends: [UInt64]
     private var suspends: [UInt64]
@@ -25,8 +30,9 @@ struct StallLog {
     /// Records the watchdog waking at `actual` for a wake-up scheduled at `scheduled`, while
     /// CLOCK_BOOTTIME − CLOCK_MONOTONIC grew by `suspendedNanos` since the previous wake-up.
     mutating func record(scheduled: UInt64, actual: UInt64, suspendedNanos: UInt64 = 0) {
-        guard actual > scheduled, actual - scheduled >= Self.floorNanos else { return }
-        starts[next] = scheduled
+        let start = scheduled + Self.allowanceNanos
+        guard actual > start, actual - start >= Self.floorNanos else { return }
+        starts[next] = start
         ends[next] = actual
         suspends[next] = suspendedNanos
         next = (next + 1) % starts.count

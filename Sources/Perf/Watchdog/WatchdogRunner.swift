@@ -63,8 +63,7 @@ final class WatchdogRunner: @unchecked Sendable {
         let start = perf_monotonic_ns()
         var detector = HangDetector(
             timing: HangTiming(configuration), startNanos: start, debuggerAttached: ProcProbe.debuggerAttached)
-        var recorder = EpisodeRecorder(
-            targetName: target.name, configuration: configuration, statistics: statistics)
+        var recorder = EpisodeRecorder(target: target, configuration: configuration, statistics: statistics)
         var deadline = start + interval
         while !stopFlag.value.load(ordering: .acquiring) {
             Self.sleep(until: deadline)
@@ -89,6 +88,9 @@ final class WatchdogRunner: @unchecked Sendable {
                 pinged: output.sendPing != nil)
             recorder.handle(output, nowNanos: now)
         }
+        // Stopped (or Perf shut down) during a hang: write it as in progress rather than drop it.
+        let now = perf_monotonic_ns()
+        if let flushed = detector.flush(now: now) { recorder.handle(flushed, nowNanos: now) }
     }
 
     private static func sleep(until deadline: UInt64) {

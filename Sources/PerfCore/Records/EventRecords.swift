@@ -62,13 +62,19 @@ public struct HangRecord: Sendable, Equatable {
     public var durationMs: Double?
     /// How complete `stack` is: `full`, `partial: …` or `unavailable: …`.
     public var stackQuality: String?
+    /// What the blocked thread waited for, when it was blocked in a system call
+    /// (`clock_nanosleep(600 ms)`, `read(fd 7 → pipe:[123])`, `futex: pthread mutex held by …`).
+    public var wait: String?
+    /// The episode was still going on when it was written (the watchdog stopped or paused, or
+    /// Perf shut down, during it): the bounds are lower bounds.
+    public var inProgress: Bool
 
     /// Creates a hang record.
     public init(
         kind: Kind, lowerMs: Double, upperMs: Double, stallMs: Double, fatal: Bool = false,
         suppressed: String? = nil, thread: String, stack: [String] = [], stuckFrames: [String] = [],
         culprit: String? = nil, targetName: String, wallNanos: UInt64, durationMs: Double? = nil,
-        stackQuality: String? = nil
+        stackQuality: String? = nil, wait: String? = nil, inProgress: Bool = false
     ) {
         self.kind = kind
         self.lowerMs = lowerMs
@@ -84,6 +90,8 @@ public struct HangRecord: Sendable, Equatable {
         self.wallNanos = wallNanos
         self.durationMs = durationMs
         self.stackQuality = stackQuality
+        self.wait = wait
+        self.inProgress = inProgress
     }
 }
 

@@ -1,0 +1,594 @@
+// perf_remote_unwind: the stack of a thread blocked in a system call, taken without a signal.
+//
+// Each blocking kind runs on its own pthread inside a distinct `@inline(never)` function, so the
+// unwound stack must name it. The thread repeats its call until the test has its stack; every
+// call must have returned normally after its full duration (no EINTR, no short sleep): proof
+// that unwinding did not disturb the thread. Waits poll the thread's syscall line with a
+// generous deadline; nothing sleeps as synchronisation.
+import CPerfShims
+import Glibc
+import Synchronization
+import Testing
+
+@testable import Perf
+
+// MARK: - The blocking functions (one per kind, never inlined, never tail calls)
+
+/// How one blocking call ended, as seen by the thread that made it.
+struct RemoteUnwindTestOutcome: Sendable {
+    var result: Int
+    var error: Int32
+    /// Measured on the clock the call's timeout is defined on.
+    var elapsedNanos: UInt64
+}
+
+private let remoteUnwindTestTimeoutMillis: Int32 = 400
+private let remoteUnwindTestTimeoutNanos = UInt64(remoteUnwindTestTimeoutMillis) * 1_000_000
+
+private func remoteUnwindTestClock(_ clock: clockid_t) -> UInt64 {
+    var now = timespec()
+    clock_gettime(clock, &now)
+    return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+}
+
+private func remoteUnwindTestDeadline(_ clock: clockid_t, afterNanos nanos: UInt64) -> timespec {
+    let at = remoteUnwindTestClock(clock) + nanos
+    return timespec(tv_sec: Int(at / 1_000_000_000), tv_nsec: Int(at % 1_000_000_000))
+}
+
+@inline(never)
+func remoteUnwindTestSleeper() -> RemoteUnwindTestOutcome {
+    let start = remoteUnwindTestClock(CLOCK_MONOTONIC)
+    let result = usleep(UInt32(remoteUnwindTestTimeoutMillis) * 1000)
+    let error = errno
+    return RemoteUnwindTestOutcome(
+        result: Int(result), error: error, elapsedNanos: remoteUnwindTestClock(CLOCK_MONOTONIC) - start)
+}
+
+@inline(never)
+func remoteUnwindTestPoller() -> RemoteUnwindTestOutcome {
+    let start = remoteUnwindTestClock(CLOCK_MONOTONIC)
+    let result = poll(nil, 0, remoteUnwindTestTimeoutMillis)
+    let error = errno
+    return RemoteUnwindTestOutcome(
+        result: Int(result), error: error, elapsedNanos: remoteUnwindTestClock(CLOCK_MONOTONIC) - start)
+}
+
+@inline(never)
+func remoteUnwindTestReader(_ fd: Int32) -> RemoteUnwindTestOutcome {
+    var byte: UInt8 = 0
+    let result = read(fd, &byte, 1)
+    let error = errno
+    return RemoteUnwindTestOutcome(result: result == 1 ? Int(byte) : -1 - Int(result), error: error, elapsedNanos: 0)
+}
+
+@inline(never)
+func remoteUnwindTestCondWaiter(
+    _ mutex: UnsafeMutablePointer<pthread_mutex_t>, _ condition: UnsafeMutablePointer<pthread_cond_t>
+) -> RemoteUnwindTestOutcome {
+    pthread_mutex_lock(mutex)
+    // The condition variable runs on CLOCK_MONOTONIC (see the test), so its deadline does too.
+    var deadline = remoteUnwindTestDeadline(CLOCK_MONOTONIC, afterNanos: remoteUnwindTestTimeoutNanos)
+    let start = remoteUnwindTestClock(CLOCK_MONOTONIC)
+    let result = pthread_cond_timedwait(condition, mutex, &deadline)
+    let elapsed = remoteUnwindTestClock(CLOCK_MONOTONIC) - start
+    pthread_mutex_unlock(mutex)
+    return RemoteUnwindTestOutcome(result: Int(result), error: result, elapsedNanos: elapsed)
+}
+
+@inline(never)
+func remoteUnwindTestSemWaiter(_ semaphore: UnsafeMutablePointer<sem_t>) -> RemoteUnwindTestOutcome {
+    // sem_timedwait's deadline is on CLOCK_REALTIME: measure on it too.
+    var deadline = remoteUnwindTestDeadline(CLOCK_REALTIME, afterNanos: remoteUnwindTestTimeoutNanos)
+    let start = remoteUnwindTestClock(CLOCK_REALTIME)
+    let result = sem_timedwait(semaphore, &deadline)
+    let error = errno
+    return RemoteUnwindTestOutcome(
+        result: Int(result), error: error, elapsedNanos: remoteUnwindTestClock(CLOCK_REALTIME) - start)
+}
+
+/// epoll is not in Swift's Glibc module: its two functions, looked up in libc.
+private enum RemoteUnwindTestEpoll {
+    typealias Create = @convention(c) (Int32) -> Int32
+    typealias Wait = @convention(c) (Int32, UnsafeMutableRawPointer?, Int32, Int32) -> Int32
+    static let create: Create? = dlsym(nil, "epoll_create1").map { unsafeBitCast($0, to: Create.self) }
+    static let wait: Wait? = dlsym(nil, "epoll_wait").map { unsafeBitCast($0, to: Wait.self) }
+}
+
+@inline(never)
+func remoteUnwindTestEpollWaiter(_ epoll: Int32) -> RemoteUnwindTestOutcome {
+    var event: (UInt64, UInt64) = (0, 0)  // room for one struct epoll_event (12 bytes, packed)
+    let start = remoteUnwindTestClock(CLOCK_MONOTONIC)
+    let result = RemoteUnwindTestEpoll.wait!(epoll, &event, 1, remoteUnwindTestTimeoutMillis)
+    let error = errno
+    return RemoteUnwindTestOutcome(
+        result: Int(result), error: error, elapsedNanos: remoteUnwindTestClock(CLOCK_MONOTONIC) - start)
+}
+
+/// The pipe the signal handler of `aSignalFrameIsUnwoundThrough` reads from.
+private let remoteUnwindTestSignalPipe = Atomic<Int32>(-1)
+
+@inline(never)
+func remoteUnwindTestInHandler() {
+    var byte: UInt8 = 0
+    _ = read(remoteUnwindTestSignalPipe.load(ordering: .acquiring), &byte, 1)
+}
+
+@inline(never)
+func remoteUnwindTestRaiser() -> RemoteUnwindTestOutcome {
+    // Threads inherit the creator's mask, and dispatch's workers block SIGUSR2.
+    var unblock = sigset_t()
+    sigemptyset(&unblock)
+    sigaddset(&unblock, SIGUSR2)
+    pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
+    // The handler runs on this thread before pthread_kill returns.
+    let result = pthread_kill(pthread_self(), SIGUSR2)
+    return RemoteUnwindTestOutcome(result: Int(result), error: 0, elapsedNanos: 0)
+}
+
+// MARK: - Support
+
+/// State shared between a test and the thread it observes.
+private final class RemoteUnwindTestThread: Sendable {
+    let tid = Atomic<Int32>(0)
+    let stop = Atomic<Bool>(false)
+    let outcomes = Mutex<[RemoteUnwindTestOutcome]>([])
+    let body: @Sendable (RemoteUnwindTestThread) -> Void
+    private let handle = Mutex<pthread_t?>(nil)
+
+    init(_ body: @escaping @Sendable (RemoteUnwindTestThread) -> Void) { self.body = body }
+
+    /// Starts the thread and waits (spinning, with a deadline) until it has published its tid.
+    func start() -> Int32? {
+        var thread = pthread_t()
+        let context = Unmanaged.passRetained(self).toOpaque()
+        let created = pthread_create(
+            &thread, nil,
+            { context in
+                let shared = Unmanaged<RemoteUnwindTestThread>.fromOpaque(context!).takeRetainedValue()
+                shared.tid.store(perf_gettid(), ordering: .releasing)
+                shared.body(shared)
+                return nil
+            }, context)
+        guard created == 0 else {
+            Unmanaged<RemoteUnwindTestThread>.fromOpaque(context).release()
+            return nil
+        }
+        handle.withLock { $0 = thread }
+        let deadline = perf_monotonic_ns() + 30_000_000_000
+        while tid.load(ordering: .acquiring) == 0 && perf_monotonic_ns() < deadline { sched_yield() }
+        let tid = tid.load(ordering: .acquiring)
+        return tid == 0 ? nil : tid
+    }
+
+    /// Asks the thread to finish and joins it.
+    func finish() {
+        stop.store(true, ordering: .releasing)
+        if let thread = handle.withLock({ $0 }) { pthread_join(thread, nil) }
+    }
+
+    /// Runs `call` until the test has what it needs, recording every outcome.
+    @inline(never)
+    func repeatUntilStopped(_ call: () -> RemoteUnwindTestOutcome) {
+        repeat {
+            let outcome = call()
+            outcomes.withLock { $0.append(outcome) }
+        } while !stop.load(ordering: .acquiring)
+    }
+}
+
+/// Polls the syscall line of `tid` until it is blocked in system call `nr` (any call when nil).
+/// No sleeping: a generous deadline bounds the wait instead.
+private func remoteUnwindTestWaitBlocked(_ tid: Int32, nr: [Int64]?, seconds: UInt64 = 30) -> Bool {
+    let deadline = perf_monotonic_ns() + seconds * 1_000_000_000
+    var call = perf_thread_syscall()
+    while perf_monotonic_ns() < deadline {
+        if perf_thread_read_syscall(tid, &call) == 0 && call.state == Int32(PERF_THREAD_BLOCKED)
+            && (nr == nil || nr!.contains(call.nr))
+        {
+            return true
+        }
+        sched_yield()
+    }
+    return false
+}
+
+/// One unwound frame: the address and its demangled name ("" when unknown).
+private struct RemoteUnwindTestFrame: CustomStringConvertible {
+    var address: UInt
+    var name: String
+    var image: String
+    var description: String { "0x\(String(address, radix: 16)) \(name) (\(image.split(separator: "/").last ?? ""))" }
+}
+
+private func remoteUnwindTestSymbolicate(_ addresses: [UInt]) -> [RemoteUnwindTestFrame] {
+    addresses.enumerated().map { index, address in
+        // Return addresses point after their call: name the byte before.
+        let lookup = index > 0 ? address - 1 : address
+        var symbol = [CChar](repeating: 0, count: 1024)
+        var image = [CChar](repeating: 0, count: 512)
+        var offset: UInt = 0
+        let found = perf_symbolicate(lookup, &symbol, symbol.count, &image, image.count, &offset)
+        let path = String(decoding: image.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        guard found == 1 else { return RemoteUnwindTestFrame(address: address, name: "", image: path) }
+        let length = symbol.firstIndex(of: 0) ?? symbol.count
+        let mangled = String(decoding: symbol[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        var name = mangled
+        if let demangled = swift_demangle(symbol, length, nil, nil, 0) {
+            name = String(cString: demangled)
+            free(demangled)
+        }
+        return RemoteUnwindTestFrame(address: address, name: name, image: path)
+    }
+}
+
+/// Unwinds `tid` once it is blocked in one of `nr`, retrying while the call ends under the
+/// unwind (the thread repeats it). Returns the frames, or the last error code.
+private func remoteUnwindTestUnwind(_ tid: Int32, nr: [Int64]) -> (count: Int32, frames: [RemoteUnwindTestFrame]) {
+    var addresses = [UInt](repeating: 0, count: Int(PERF_STACK_MAX_FRAMES))
+    var call = perf_thread_syscall()
+    var count: Int32 = -1
+    let deadline = perf_monotonic_ns() + 60_000_000_000
+    while perf_monotonic_ns() < deadline {
+        guard remoteUnwindTestWaitBlocked(tid, nr: nr) else { break }
+        count = addresses.withUnsafeMutableBufferPointer {
+            perf_remote_unwind(tid, $0.baseAddress, Int32($0.count), &call)
+        }
+        if count > 0 {
+            #expect(addresses[0] == UInt(call.pc))
+            return (count, remoteUnwindTestSymbolicate(Array(addresses[..<Int(count)])))
+        }
+        if count != -1 && count != -2 { break }  // -1/-2: the call ended meanwhile; catch the next one
+    }
+    return (count, [])
+}
+
+/// x86_64 system call numbers the blocking kinds end up in.
+private enum RemoteUnwindTestSyscall {
+    static let read: Int64 = 0
+    static let poll: Int64 = 7
+    static let futex: Int64 = 202
+    static let epollWait: Int64 = 232
+    static let clockNanosleep: Int64 = 230
+    static let nanosleep: Int64 = 35
+    static let ppoll: Int64 = 271
+    static let epollPwait: Int64 = 281
+    static let futexWaitv: Int64 = 449
+}
+
+// MARK: - Tests
+
+@Suite struct RemoteUnwindTests {
+    /// Runs `call` on a new thread until it is unwound while blocked in one of `nr`, then checks
+    /// the frames and that no call was cut short.
+    private func check(
+        function: String, libc: [String], nr: [Int64], minimumNanos: UInt64,
+        expectResult: @escaping @Sendable (RemoteUnwindTestOutcome) -> Bool,
+        afterUnwind: @Sendable () -> Void = {},
+        _ call: @escaping @Sendable () -> RemoteUnwindTestOutcome
+    ) throws {
+        let thread = RemoteUnwindTestThread { $0.repeatUntilStopped(call) }
+        let tid = try #require(thread.start())
+        let (count, frames) = remoteUnwindTestUnwind(tid, nr: nr)
+        // Stop before unblocking (a pipe read returns once, on the byte written here).
+        thread.stop.store(true, ordering: .releasing)
+        afterUnwind()
+        thread.finish()
+        let names = frames.map(\.name)
+        if getenv("REMOTE_UNWIND_PRINT") != nil { print("\(function): \(frames.map { "\n  \($0)" }.joined())") }
+        // The pc at the call is in libc (a system call wrapper).
+        #expect(frames.first?.image.contains("libc.so") == true, "\(frames)")
+        #expect(count >= 3, "perf_remote_unwind returned \(count): \(frames)")
+        #expect(names.contains { $0.contains(function) }, "\(function) not among \(frames)")
+        // Past the blocking function, up the frame-pointer chain, to the thread's start in libc
+        // (clone3, whose CFI marks the outermost frame).
+        #expect(names.contains { $0.contains("repeatUntilStopped") }, "\(frames)")
+        #expect(frames.last?.image.contains("libc.so") == true, "\(frames)")
+        if !libc.isEmpty {
+            let first = names.prefix(6)
+            #expect(first.contains { libc.contains($0) }, "none of \(libc) among the first frames of \(frames)")
+        }
+        let outcomes = thread.outcomes.withLock { $0 }
+        #expect(!outcomes.isEmpty)
+        for outcome in outcomes {
+            #expect(expectResult(outcome), "call cut short or failed: \(outcome)")
+            #expect(outcome.elapsedNanos >= minimumNanos, "call returned early: \(outcome)")
+        }
+    }
+
+    @Test func usleepIsUnwoundWithoutInterruptingIt() throws {
+        try check(
+            function: "remoteUnwindTestSleeper", libc: ["usleep", "nanosleep", "__nanosleep", "clock_nanosleep"],
+            nr: [RemoteUnwindTestSyscall.clockNanosleep, RemoteUnwindTestSyscall.nanosleep],
+            minimumNanos: remoteUnwindTestTimeoutNanos, expectResult: { $0.result == 0 && $0.error != EINTR }
+        ) { remoteUnwindTestSleeper() }
+    }
+
+    @Test func pollIsUnwoundWithoutInterruptingIt() throws {
+        try check(
+            function: "remoteUnwindTestPoller", libc: ["poll", "__poll"],
+            nr: [RemoteUnwindTestSyscall.poll, RemoteUnwindTestSyscall.ppoll],
+            minimumNanos: remoteUnwindTestTimeoutNanos, expectResult: { $0.result == 0 }
+        ) { remoteUnwindTestPoller() }
+    }
+
+    @Test func pipeReadIsUnwoundAndThenCompletes() throws {
+        var fds: [Int32] = [-1, -1]
+        try #require(pipe(&fds) == 0)
+        defer {
+            close(fds[0])
+            close(fds[1])
+        }
+        let (readEnd, writeEnd) = (fds[0], fds[1])
+        // One read only: it blocks until the byte written after the unwind arrives.
+        try check(
+            function: "remoteUnwindTestReader", libc: ["read", "__read", "__libc_read"],
+            nr: [RemoteUnwindTestSyscall.read], minimumNanos: 0, expectResult: { $0.result == 0x2a },
+            afterUnwind: {
+                var byte: UInt8 = 0x2a
+                _ = write(writeEnd, &byte, 1)
+            }
+        ) { remoteUnwindTestReader(readEnd) }
+    }
+
+    @Test func condTimedwaitIsUnwoundWithoutInterruptingIt() throws {
+        let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+        let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        pthread_mutex_init(mutex, nil)
+        pthread_cond_init(condition, &attributes)
+        pthread_condattr_destroy(&attributes)
+        defer {
+            pthread_cond_destroy(condition)
+            pthread_mutex_destroy(mutex)
+            condition.deallocate()
+            mutex.deallocate()
+        }
+        let pointers = RemoteUnwindTestPointers(mutex: mutex, condition: condition)
+        try check(
+            function: "remoteUnwindTestCondWaiter", libc: ["pthread_cond_timedwait", "__pthread_cond_timedwait"],
+            nr: [RemoteUnwindTestSyscall.futex, RemoteUnwindTestSyscall.futexWaitv],
+            minimumNanos: remoteUnwindTestTimeoutNanos, expectResult: { $0.result == Int(ETIMEDOUT) }
+        ) { remoteUnwindTestCondWaiter(pointers.mutex, pointers.condition) }
+    }
+
+    @Test func semTimedwaitIsUnwoundWithoutInterruptingIt() throws {
+        let semaphore = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
+        try #require(sem_init(semaphore, 0, 0) == 0)
+        defer {
+            sem_destroy(semaphore)
+            semaphore.deallocate()
+        }
+        let pointers = RemoteUnwindTestPointers(semaphore: semaphore)
+        try check(
+                        // sem_timedwait tail-calls its slow path (jmp): it is not on the stack, and the slow
+            // path and the futex wait are internal functions .dynsym cannot name.
+            function: "remoteUnwindTestSemWaiter", libc: [],
+            nr: [RemoteUnwindTestSyscall.futex, RemoteUnwindTestSyscall.futexWaitv],
+            minimumNanos: remoteUnwindTestTimeoutNanos,
+            expectResult: { $0.result == -1 && $0.error == ETIMEDOUT }
+        ) { remoteUnwindTestSemWaiter(pointers.semaphore) }
+    }
+
+    @Test func epollWaitIsUnwoundWithoutInterruptingIt() throws {
+        let create = try #require(RemoteUnwindTestEpoll.create)
+        try #require(RemoteUnwindTestEpoll.wait != nil)
+        let epoll = create(O_CLOEXEC)
+        try #require(epoll >= 0)
+        defer { close(epoll) }
+        try check(
+            function: "remoteUnwindTestEpollWaiter", libc: ["epoll_wait"],
+            nr: [RemoteUnwindTestSyscall.epollWait, RemoteUnwindTestSyscall.epollPwait],
+            minimumNanos: remoteUnwindTestTimeoutNanos, expectResult: { $0.result == 0 }
+        ) { remoteUnwindTestEpollWaiter(epoll) }
+    }
+
+    /// A thread blocked inside a signal handler: the walk goes through the kernel's signal frame
+    /// (glibc's __restore_rt, whose CFI is DWARF expressions over the saved context, "S"
+    /// augmentation) back to the interrupted code.
+    @Test func aSignalFrameIsUnwoundThrough() throws {
+        var fds: [Int32] = [-1, -1]
+        try #require(pipe(&fds) == 0)
+        defer {
+            close(fds[0])
+            close(fds[1])
+        }
+        remoteUnwindTestSignalPipe.store(fds[0], ordering: .releasing)
+        var action = sigaction()
+        action.__sigaction_handler.sa_handler = { _ in remoteUnwindTestInHandler() }
+        sigemptyset(&action.sa_mask)
+        action.sa_flags = SA_RESTART
+        var previous = sigaction()
+        try #require(sigaction(SIGUSR2, &action, &previous) == 0)
+        defer { sigaction(SIGUSR2, &previous, nil) }
+        let thread = RemoteUnwindTestThread { shared in
+            let outcome = remoteUnwindTestRaiser()
+            shared.outcomes.withLock { $0.append(outcome) }
+        }
+        let tid = try #require(thread.start())
+        let (count, frames) = remoteUnwindTestUnwind(tid, nr: [RemoteUnwindTestSyscall.read])
+        var byte: UInt8 = 1
+        _ = write(fds[1], &byte, 1)
+        thread.finish()
+        if getenv("REMOTE_UNWIND_PRINT") != nil { print("signal: \(frames.map { "\n  \($0)" }.joined())") }
+        let names = frames.map(\.name)
+        #expect(count >= 3, "\(frames)")
+        #expect(names.contains { $0.contains("remoteUnwindTestInHandler") }, "\(frames)")
+        #expect(names.contains { $0.contains("remoteUnwindTestRaiser") }, "\(frames)")
+        #expect(names.contains { $0.contains("repeatUntilStopped") || $0.contains("RemoteUnwindTestThread") }, "\(frames)")
+        #expect(thread.outcomes.withLock { $0.map(\.result) } == [0])
+    }
+
+    @Test func zzTimingThrowaway() throws {
+        guard getenv("REMOTE_UNWIND_TIMING") != nil else { return }
+        let thread = RemoteUnwindTestThread { $0.repeatUntilStopped { remoteUnwindTestSleeper() } }
+        let tid = try #require(thread.start())
+        defer { thread.finish() }
+        var addresses = [UInt](repeating: 0, count: 128)
+        var call = perf_thread_syscall()
+        var times: [UInt64] = []
+        while times.count < 100 {
+            guard remoteUnwindTestWaitBlocked(tid, nr: [230]) else { break }
+            let start = perf_monotonic_ns()
+            let count = addresses.withUnsafeMutableBufferPointer { perf_remote_unwind(tid, $0.baseAddress, 128, &call) }
+            let end = perf_monotonic_ns()
+            if count > 0 { times.append(end - start) }
+        }
+        times.sort()
+        var mapsLines = 0
+        if let f = fopen("/proc/self/maps", "r") { var line = [CChar](repeating: 0, count: 4096); while fgets(&line, 4096, f) != nil { mapsLines += 1 }; fclose(f) }
+        let t0 = perf_monotonic_ns()
+        for _ in 0..<100 { _ = perf_thread_read_syscall(tid, &call) }
+        let t1 = perf_monotonic_ns()
+        print("TIMING median \(times[times.count / 2]) ns p10 \(times[times.count / 10]) p90 \(times[times.count * 9 / 10]) maps lines \(mapsLines) syscall read \((t1 - t0) / 100) ns")
+    }
+
+    @Test func theMainThreadUnwindsToStart() throws {
+        // The main thread (tid = pid, on the process stack) waits for the tests most of the time;
+        // when it is never seen blocked there is nothing to check.
+        let main = getpid()
+        var addresses = [UInt](repeating: 0, count: Int(PERF_STACK_MAX_FRAMES))
+        var call = perf_thread_syscall()
+        let deadline = perf_monotonic_ns() + 10_000_000_000
+        while perf_monotonic_ns() < deadline {
+            guard remoteUnwindTestWaitBlocked(main, nr: nil, seconds: 1) else { continue }
+            let count = addresses.withUnsafeMutableBufferPointer {
+                perf_remote_unwind(main, $0.baseAddress, Int32($0.count), &call)
+            }
+            guard count > 0 else { continue }
+            let frames = remoteUnwindTestSymbolicate(Array(addresses[..<Int(count)]))
+            if getenv("REMOTE_UNWIND_PRINT") != nil { print("main: \(frames.map { "\n  \($0)" }.joined())") }
+            #expect(count >= 3, "\(frames)")
+            #expect(frames.contains { $0.name.contains("__libc_start") || $0.name == "_start" }, "\(frames)")
+            return
+        }
+    }
+
+    @Test func aSpinningThreadIsRunningAndNotUnwound() throws {
+        let thread = RemoteUnwindTestThread { shared in
+            var spins: UInt64 = 0
+            while !shared.stop.load(ordering: .relaxed) { spins &+= 1 }
+        }
+        let tid = try #require(thread.start())
+        defer { thread.finish() }
+        var call = perf_thread_syscall()
+        for _ in 0..<50 {
+            #expect(perf_thread_read_syscall(tid, &call) == 0)
+            #expect(
+                call.state == Int32(PERF_THREAD_RUNNING) || call.state == Int32(PERF_THREAD_USER),
+                "state \(call.state) nr \(call.nr)")
+            if call.state == Int32(PERF_THREAD_RUNNING) { #expect(call.nr == -1 && call.sp == 0 && call.pc == 0) }
+        }
+        var frames = [UInt](repeating: 0, count: 16)
+        let count = frames.withUnsafeMutableBufferPointer { perf_remote_unwind(tid, $0.baseAddress, 16, &call) }
+        #expect(count == -1)
+        #expect(call.state == Int32(PERF_THREAD_RUNNING) || call.state == Int32(PERF_THREAD_USER))
+    }
+
+    @Test func aMissingThreadIsGone() {
+        var frames = [UInt](repeating: 0, count: 16)
+        for tid in [Int32.max, 0, -5] {
+            var call = perf_thread_syscall()
+            call.state = Int32(PERF_THREAD_BLOCKED)
+            #expect(perf_thread_read_syscall(tid, &call) == -1)
+            #expect(call.state == Int32(PERF_THREAD_GONE))
+            call.state = Int32(PERF_THREAD_BLOCKED)
+            let count = frames.withUnsafeMutableBufferPointer { perf_remote_unwind(tid, $0.baseAddress, 16, &call) }
+            #expect(count == -1)
+            #expect(call.state == Int32(PERF_THREAD_GONE))
+        }
+        // NULL syscall_out is allowed.
+        #expect(frames.withUnsafeMutableBufferPointer { perf_remote_unwind(Int32.max, $0.baseAddress, 16, nil) } == -1)
+    }
+
+    @Test func memoryReadsNeverFault() throws {
+        var word: UInt64 = 0
+        #expect(perf_read_memory(0, &word, 8) == 0)
+        #expect(perf_read_memory(8, &word, 8) == 0)
+        #expect(perf_read_memory(UInt.max - 3, &word, 8) == 0)
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let mapping = try #require(
+            mmap(nil, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), "mmap")
+        try #require(mapping != MAP_FAILED)
+        let base = UInt(bitPattern: mapping)
+        mapping.storeBytes(of: 0x1122_3344_5566_7788 as UInt64, toByteOffset: page - 8, as: UInt64.self)
+        // The second page is unmapped: a read across the boundary stops there.
+        munmap(mapping + page, page)
+        defer { munmap(mapping, page) }
+        #expect(perf_read_memory(base + UInt(page) - 8, &word, 8) == 8)
+        #expect(word == 0x1122_3344_5566_7788)
+        var buffer = [UInt8](repeating: 0, count: 64)
+        #expect(perf_read_memory(base + UInt(page) - 8, &buffer, 64) == 8)
+        #expect(perf_read_memory(base + UInt(page), &buffer, 64) == 0)
+        // An inaccessible (PROT_NONE) page is unreadable too.
+        mprotect(mapping, page, PROT_NONE)
+        #expect(perf_read_memory(base, &buffer, 64) == 0)
+    }
+
+    /// A thread that alternates at random between short system calls and spinning, unwound
+    /// 2,000 times with random capacities: every answer must be an error code or frames whose
+    /// first entry is the reported pc, and nothing may crash.
+    @Test func fuzzAgainstAThreadThatKeepsMoving() throws {
+        let seed: UInt64 = 0x5EED_0F_0DD_F00D
+        let thread = RemoteUnwindTestThread { shared in
+            var random = RemoteUnwindTestRandom(seed: seed ^ 0xABCD)
+            var sink: UInt64 = 0
+            while !shared.stop.load(ordering: .relaxed) {
+                switch random.next() % 6 {
+                case 0: usleep(UInt32(random.next() % 300))
+                case 1: poll(nil, 0, Int32(random.next() % 2))
+                case 2: sched_yield()
+                case 3: _ = getppid()
+                default:
+                    for _ in 0..<(random.next() % 20_000) { sink &+= random.next() }
+                }
+            }
+            withExtendedLifetime(sink) {}
+        }
+        let tid = try #require(thread.start())
+        defer { thread.finish() }
+        var random = RemoteUnwindTestRandom(seed: seed)
+        var frames = [UInt](repeating: 0, count: 64)
+        var counts: [Int32: Int] = [:]
+        for iteration in 0..<2000 {
+            let capacity = Int32(1 + random.next() % 64)
+            var call = perf_thread_syscall()
+            let count = frames.withUnsafeMutableBufferPointer {
+                perf_remote_unwind(tid, $0.baseAddress, capacity, &call)
+            }
+            counts[count > 0 ? 1 : count, default: 0] += 1
+            if count > 0 {
+                #expect(count <= capacity, "seed \(seed) iteration \(iteration)")
+                #expect(frames[0] == UInt(call.pc), "seed \(seed) iteration \(iteration)")
+                #expect(call.state == Int32(PERF_THREAD_BLOCKED), "seed \(seed) iteration \(iteration)")
+            } else {
+                #expect([-1, -2, -4].contains(count), "seed \(seed) iteration \(iteration): \(count)")
+            }
+            for _ in 0..<(random.next() % 200) { sched_yield() }
+        }
+        // The thread spends most of its time in system calls: some unwinds must succeed.
+        #expect((counts[1] ?? 0) > 0, "seed \(seed): \(counts)")
+    }
+}
+
+/// Raw pointers handed to a test thread (they outlive it: the test joins before freeing them).
+private struct RemoteUnwindTestPointers: @unchecked Sendable {
+    var mutex: UnsafeMutablePointer<pthread_mutex_t>! = nil
+    var condition: UnsafeMutablePointer<pthread_cond_t>! = nil
+    var semaphore: UnsafeMutablePointer<sem_t>! = nil
+}
+
+/// SplitMix64: a fixed seed gives the same sequence on every run.
+private struct RemoteUnwindTestRandom {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

@@ -1,0 +1,132 @@
+// "First, do no harm", measured: every kind of blocking call, 600 ms on the watched queue while
+// the main thread and a bystander make the same call for 2 s, once with the watchdog (and Perf)
+// on and once without (`perf-bench child watchdog-matrix`). With the watchdog on, no call may be
+// cut short and each block must give exactly one hang line that brackets it, names the blocking
+// function and says what it waited for; no signal may go to a thread blocked in a system call.
+import Foundation
+import Glibc
+import Testing
+
+@testable import Perf
+
+extension PerfGlobalStateTests {
+    @Suite struct WatchdogMatrixTests {
+        private static let perfBench = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+            .deletingLastPathComponent().appendingPathComponent("perf-bench")
+
+        /// What the hang line's `wait` must mention, per kind (nil: a running thread has none).
+        private static let expectedWait: [String: [String]] = [
+            "cpu": [], "usleep": ["nanosleep"], "nanosleep": ["nanosleep"], "poll": ["poll"], "select": ["select"],
+            "epoll": ["epoll"], "pipe-read": ["read(fd", "pipe "], "socket-read": ["read(fd", "socket "],
+            "semaphore": ["futex"], "condition": ["futex"], "mutex": ["futex", "pthread mutex held by", "matrixMutexHolder"],
+            "dispatch-semaphore": ["futex"], "thread-sleep": ["nanosleep"], "queue-sync": ["nanosleep"],
+        ]
+
+        private struct Outcome: Equatable {
+            var role: String
+            var result: Int
+            var error: Int
+        }
+
+        private struct Case {
+            var kind: String
+            var startedMs: Int64
+            var endedMs: Int64
+            var calls: [[String: Any]]
+            var signals: Int
+        }
+
+        private func runMatrix(watchdog: Bool, directory: URL) throws -> [Case] {
+            let process = Process()
+            process.executableURL = Self.perfBench
+            process.arguments = ["child", "watchdog-matrix", watchdog ? "on" : "off", directory.path]
+            let output = Pipe()
+            process.standardOutput = output
+            try process.run()
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0)
+            let lines = String(decoding: data, as: UTF8.self).split(separator: "\n")
+            #expect(lines.last == "done", "the child ran to its end")
+            return lines.compactMap { line -> Case? in
+                guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                    let kind = object["kind"] as? String
+                else { return nil }
+                return Case(
+                    kind: kind, startedMs: (object["startedMs"] as? NSNumber)?.int64Value ?? 0,
+                    endedMs: (object["endedMs"] as? NSNumber)?.int64Value ?? 0,
+                    calls: object["calls"] as? [[String: Any]] ?? [], signals: (object["signals"] as? Int) ?? 0)
+            }
+        }
+
+        private func outcomes(_ calls: [[String: Any]]) -> [Outcome] {
+            calls.map {
+                Outcome(role: $0["role"] as? String ?? "", result: $0["result"] as? Int ?? -100, error: $0["errno"] as? Int ?? -100)
+            }.sorted { $0.role < $1.role }
+        }
+
+        @Test func everyKindOfBlockIsMeasuredWithoutDisturbingTheProgram() throws {
+            let directory = try TemporaryDirectory("watchdog-matrix")
+            defer { directory.remove() }
+            let off = try runMatrix(watchdog: false, directory: directory.url.appendingPathComponent("off"))
+            let on = try runMatrix(watchdog: true, directory: directory.url)
+            #expect(on.count == WatchdogMatrixTests.expectedWait.count && off.count == on.count)
+            let (events, _) = try Perf.LedgerReader(directory: directory.url).readAll()
+            let hangs = events.filter { $0.kind == .hang }
+            let functions = Dictionary(uniqueKeysWithValues: WatchdogMatrixChildKinds.all)
+            for (withWatchdog, without) in zip(on, off) {
+                let kind = withWatchdog.kind
+                // The program's own calls: full length, never EINTR, the same results either way.
+                for call in withWatchdog.calls + without.calls {
+                    let elapsed = call["elapsedMs"] as? Double ?? 0
+                    let requested = Double(call["requestedMs"] as? Int ?? 0)
+                    #expect(elapsed >= requested - 0.5, "\(kind): a call returned early: \(call)")
+                    #expect(call["errno"] as? Int != Int(EINTR), "\(kind): EINTR: \(call)")
+                }
+                #expect(outcomes(withWatchdog.calls) == outcomes(without.calls), "\(kind): results differ")
+                // No signal to a thread blocked in a system call (only the spinning block may get one).
+                if kind != "cpu" { #expect(withWatchdog.signals == 0, "\(kind): \(withWatchdog.signals) signals") }
+                // Exactly one hang line for the block, bracketing it.
+                let window = hangs.filter { $0.timestampMs >= withWatchdog.startedMs && $0.timestampMs <= withWatchdog.endedMs }
+                #expect(window.count == 1, "\(kind): \(window.count) hang lines: \(window)")
+                guard let hang = window.first,
+                    let watched = withWatchdog.calls.first(where: { $0["role"] as? String == "watched" }),
+                    let blockMs = watched["elapsedMs"] as? Double
+                else { continue }
+                // The block starts somewhere between the last answered ping and the late one, so the
+                // midpoint is within half that window: ±25 ms at a 50 ms interval, wider by however
+                // late the host let the watchdog thread send its ping (+1 ms for the serve itself).
+                let midpoint = try #require(hang.durationMs)
+                let lower = try #require(hang.lowerMs)
+                let upper = try #require(hang.upperMs)
+                let halfWindow = max(25, (upper - lower) / 2)
+                #expect(abs(midpoint - blockMs) <= halfWindow + 1, "\(kind): \(midpoint) ms for a \(blockMs) ms block")
+                #expect((hang.lowerMs ?? .infinity) <= blockMs + 1 && blockMs <= (hang.upperMs ?? 0) + 1, "\(kind): \(hang)")
+                let function = try #require(functions[kind])
+                #expect(hang.culprit?.contains(function) == true, "\(kind): culprit \(hang.culprit ?? "none")")
+                let wait: String?
+                if case .string(let text) = hang.extra["wait"] { wait = text } else { wait = nil }
+                let expected = try #require(WatchdogMatrixTests.expectedWait[kind])
+                if expected.isEmpty {
+                    #expect(wait == nil, "\(kind): \(wait ?? "")")
+                } else {
+                    for needle in expected {
+                        #expect(wait?.contains(needle) == true, "\(kind): wait \(wait ?? "none") lacks \(needle)")
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The kinds and the function each hang must name (mirrors `WatchdogMatrixChild.kinds`).
+enum WatchdogMatrixChildKinds {
+    static let all: [(String, String)] = [
+        ("cpu", "matrixSpin"), ("usleep", "matrixUsleep"), ("nanosleep", "matrixNanosleep"), ("poll", "matrixPoll"),
+        ("select", "matrixSelect"), ("epoll", "matrixEpollWait"), ("pipe-read", "matrixPipeRead"),
+        ("socket-read", "matrixSocketRead"), ("semaphore", "matrixSemaphoreWait"),
+        ("condition", "matrixConditionWait"), ("mutex", "matrixMutexLock"),
+        ("dispatch-semaphore", "matrixDispatchSemaphoreWait"), ("thread-sleep", "matrixThreadSleep"),
+        ("queue-sync", "matrixInsideSync"),
+    ]
+}
