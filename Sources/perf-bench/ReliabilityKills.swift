@@ -132,9 +132,9 @@ enum ReliabilityKills {
             else {
                 throw ChildProcess.Failure(description: "crash-story child \(kill) never reported its fatal hang")
             }
-            // Killed at a random point of the hang (0.5 to 2.5 s into it), so the fatal hang's
-            // length is checked against how long it had really lasted, not against a constant.
-            usleep(useconds_t(random.next() % 2_000_000))
+            // Killed at a random point of the hang (1 to 3 s into it), so the fatal hang's length is
+            // checked against how long it had really lasted, not against a constant.
+            usleep(useconds_t(500_000 + random.next() % 2_000_000))
             let killedAt = DispatchTime.now().uptimeNanoseconds
             child.killAndWait()
             let lasted = Double(killedAt - blocked) / 1e6
@@ -160,7 +160,7 @@ enum ReliabilityKills {
         return ScenarioResult(
             scenario: "Crash story",
             done: "\(kills) kills of `child reliability crash-story` (open bounded keyed span + hang in `usleep` "
-                + "journalled in progress, killed 0.5–2.5 s into it), each followed by a next `Perf.install` on its "
+                + "journalled in progress, killed 1–3 s into it), each followed by a next `Perf.install` on its "
                 + "directory",
             target: "crashed session, orphaned span and fatal hang naming the blocked function every time; fatal "
                 + "hang's duration within 10 % of how long it had lasted",

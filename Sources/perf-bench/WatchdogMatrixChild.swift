@@ -6,6 +6,9 @@
 // call may be cut short (EINTR, an early return) and the watchdog must write exactly one hang per
 // block, bracketing it, naming the blocking function and what it waited for.
 //
+// `target=main|mainActor|pool` watches the main queue (the main thread runs `dispatchMain()`), the
+// main actor or the cooperative pool (one block per pool thread) instead of a queue of its own.
+//
 // Output: one JSON line per kind, then `done`.
 import CPerfAllocCounter
 import Foundation
@@ -26,13 +29,31 @@ enum WatchdogMatrixChild {
         ("queue-sync", "matrixInsideSync"),
     ]
 
+    /// Where the watched block runs.
+    enum Target: String {
+        case queue, main, mainActor, pool
+    }
+
     static func run(_ arguments: [String]) -> Int32 {
-        guard arguments.count >= 2, ["on", "off"].contains(arguments[0]) else {
-            FileHandle.standardError.write(Data("usage: perf-bench child watchdog-matrix on|off <dir> [kinds]\n".utf8))
+        var positional = arguments.filter { !$0.hasPrefix("target=") }
+        let targetName = arguments.first { $0.hasPrefix("target=") }.map { String($0.dropFirst(7)) } ?? "queue"
+        guard positional.count >= 2, ["on", "off"].contains(positional[0]), let target = Target(rawValue: targetName)
+        else {
+            FileHandle.standardError.write(
+                Data("usage: perf-bench child watchdog-matrix on|off <dir> [kinds] [target=queue|main|mainActor|pool]\n".utf8))
             return 2
         }
+        if positional.count == 2 { positional.append(kinds.map(\.name).joined(separator: ",")) }
+        let cases = positional
+        guard target == .main || target == .mainActor else { return matrix(cases, target: target) }
+        // The main queue is drained by `dispatchMain()`, as in a service; the cases run beside it.
+        Thread { exit(matrix(cases, target: target)) }.start()
+        dispatchMain()
+    }
+
+    private static func matrix(_ arguments: [String], target: Target) -> Int32 {
         let watching = arguments[0] == "on"
-        let selected = arguments.count > 2 ? Set(arguments[2].split(separator: ",").map(String.init)) : nil
+        let selected = Set(arguments[2].split(separator: ",").map(String.init))
         let queue = DispatchQueue(label: "matrix.watched")
         var watchdog: Perf.HangWatchdog?
         if watching {
@@ -40,18 +61,25 @@ enum WatchdogMatrixChild {
                 Perf.Configuration(
                     directory: URL(fileURLWithPath: arguments[1]), app: Perf.AppInfo(name: "matrix", version: "1"),
                     recording: .enabled, ledgerCapBytes: 16 << 20))
-            watchdog = Perf.HangWatchdog(monitoring: .queue(queue))
+            let monitored: Perf.HangWatchdog.Target
+            switch target {
+            case .queue: monitored = .queue(queue)
+            case .main: monitored = .main
+            case .mainActor: monitored = .mainActor
+            case .pool: monitored = .cooperativePool
+            }
+            watchdog = Perf.HangWatchdog(monitoring: monitored)
             watchdog?.start()
         }
         // Blocks start at a random point between two pings (seeded, printed), as a program's do.
         var random = SplitMix(seed: UInt64(DispatchTime.now().uptimeNanoseconds))
-        for (kind, _) in kinds where selected?.contains(kind) ?? true {
+        for (kind, _) in kinds where selected.contains(kind) {
             // Let the queue answer a few pings first, so each block starts from an idle queue.
             settle(watchdog, pings: 3)
             usleep(useconds_t(random.next() % 50_000))
             let signalsBefore = watchdog?.statistics.signalsSent ?? 0
             let started = Date().timeIntervalSince1970
-            let calls = runCase(kind, queue: queue)
+            let calls = runCase(kind, queue: queue, target: target)
             settle(watchdog, pings: 3)
             let ended = Date().timeIntervalSince1970
             let line: [String: Any] = [
@@ -99,18 +127,36 @@ enum WatchdogMatrixChild {
         }
     }
 
-    /// The watched block on the queue, one bystander thread and the main thread, all at once.
-    private static func runCase(_ kind: String, queue: DispatchQueue) -> [Call] {
+    /// The watched block on the target, one bystander thread and the calling thread (the main
+    /// thread, unless the main queue is the target), all at once.
+    private static func runCase(_ kind: String, queue: DispatchQueue, target: Target) -> [Call] {
         let results = ResultBox()
         let group = DispatchGroup()
-        group.enter()
-        if kind == "queue-sync" {
+        let role = target == .queue ? "main" : "caller"
+        if target != .queue {
+            // The pool needs every one of its threads blocked before a ping waits.
+            let blocks = target == .pool ? max(1, ProcessInfo.processInfo.activeProcessorCount) : 1
+            for _ in 0..<blocks {
+                group.enter()
+                let work: @Sendable () -> Void = {
+                    results.add(call(kind, role: "watched", ms: watchedMs))
+                    group.leave()
+                }
+                switch target {
+                case .main: DispatchQueue.main.async(execute: work)
+                case .mainActor: Task { @MainActor in work() }
+                default: Task.detached { work() }
+                }
+            }
+        } else if kind == "queue-sync" {
+            group.enter()
             // The block runs on the caller's thread, inside `sync`: the queue is held by it.
             Thread {
                 queue.sync { results.add(call("queue-sync", role: "watched", ms: watchedMs)) }
                 group.leave()
             }.start()
         } else {
+            group.enter()
             queue.async {
                 results.add(call(kind, role: "watched", ms: watchedMs))
                 group.leave()
@@ -121,7 +167,7 @@ enum WatchdogMatrixChild {
             results.add(call(kind, role: "bystander", ms: bystanderMs))
             group.leave()
         }.start()
-        results.add(call(kind, role: "main", ms: bystanderMs))
+        results.add(call(kind, role: role, ms: bystanderMs))
         group.wait()
         return results.all
     }

@@ -34,12 +34,13 @@ extension PerfGlobalStateTests {
             var endedMs: Int64
             var calls: [[String: Any]]
             var signals: Int
+            var withWatchdog: Bool
         }
 
-        private func runMatrix(watchdog: Bool, directory: URL) throws -> [Case] {
+        private func runMatrix(watchdog: Bool, directory: URL, extra: [String] = []) throws -> [Case] {
             let process = Process()
             process.executableURL = Self.perfBench
-            process.arguments = ["child", "watchdog-matrix", watchdog ? "on" : "off", directory.path]
+            process.arguments = ["child", "watchdog-matrix", watchdog ? "on" : "off", directory.path] + extra
             let output = Pipe()
             process.standardOutput = output
             try process.run()
@@ -55,7 +56,8 @@ extension PerfGlobalStateTests {
                 return Case(
                     kind: kind, startedMs: (object["startedMs"] as? NSNumber)?.int64Value ?? 0,
                     endedMs: (object["endedMs"] as? NSNumber)?.int64Value ?? 0,
-                    calls: object["calls"] as? [[String: Any]] ?? [], signals: (object["signals"] as? Int) ?? 0)
+                    calls: object["calls"] as? [[String: Any]] ?? [], signals: (object["signals"] as? Int) ?? 0,
+                    withWatchdog: watchdog)
             }
         }
 
@@ -71,26 +73,46 @@ extension PerfGlobalStateTests {
             let off = try runMatrix(watchdog: false, directory: directory.url.appendingPathComponent("off"))
             let on = try runMatrix(watchdog: true, directory: directory.url)
             #expect(on.count == WatchdogMatrixTests.expectedWait.count && off.count == on.count)
-            let (events, _) = try Perf.LedgerReader(directory: directory.url).readAll()
+            for (withWatchdog, without) in zip(on, off) {
+                #expect(outcomes(withWatchdog.calls) == outcomes(without.calls), "\(withWatchdog.kind): results differ")
+            }
+            try check(on + off, hangsIn: directory.url)
+        }
+
+        /// The main queue (drained by `dispatchMain()`), the main actor and the cooperative pool
+        /// (every pool thread blocked): hosts that spin, sleep, poll and read.
+        @Test(arguments: ["main", "mainActor", "pool"])
+        func everyTargetIsMeasuredWithoutDisturbingTheProgram(target: String) throws {
+            let directory = try TemporaryDirectory("watchdog-targets")
+            defer { directory.remove() }
+            let on = try runMatrix(
+                watchdog: true, directory: directory.url, extra: ["cpu,usleep,poll,pipe-read", "target=\(target)"])
+            #expect(on.map(\.kind) == ["cpu", "usleep", "poll", "pipe-read"])
+            try check(on, hangsIn: directory.url, target: target)
+        }
+
+        /// The program's own calls ran to their end, never with EINTR; each block of a run with the
+        /// watchdog gave exactly one hang line that brackets it, names the blocking function and
+        /// says what it waited for, and no thread blocked in a system call was signalled.
+        private func check(_ cases: [Case], hangsIn directory: URL, target: String = "queue") throws {
+            let (events, _) = try Perf.LedgerReader(directory: directory).readAll()
             let hangs = events.filter { $0.kind == .hang }
             let functions = Dictionary(uniqueKeysWithValues: WatchdogMatrixChildKinds.all)
-            for (withWatchdog, without) in zip(on, off) {
-                let kind = withWatchdog.kind
-                // The program's own calls: full length, never EINTR, the same results either way.
-                for call in withWatchdog.calls + without.calls {
+            for run in cases {
+                let kind = run.kind
+                for call in run.calls {
                     let elapsed = call["elapsedMs"] as? Double ?? 0
                     let requested = Double(call["requestedMs"] as? Int ?? 0)
-                    #expect(elapsed >= requested - 0.5, "\(kind): a call returned early: \(call)")
-                    #expect(call["errno"] as? Int != Int(EINTR), "\(kind): EINTR: \(call)")
+                    #expect(elapsed >= requested - 0.5, "\(target) \(kind): a call returned early: \(call)")
+                    #expect(call["errno"] as? Int != Int(EINTR), "\(target) \(kind): EINTR: \(call)")
                 }
-                #expect(outcomes(withWatchdog.calls) == outcomes(without.calls), "\(kind): results differ")
-                // No signal to a thread blocked in a system call (only the spinning block may get one).
-                if kind != "cpu" { #expect(withWatchdog.signals == 0, "\(kind): \(withWatchdog.signals) signals") }
-                // Exactly one hang line for the block, bracketing it.
-                let window = hangs.filter { $0.timestampMs >= withWatchdog.startedMs && $0.timestampMs <= withWatchdog.endedMs }
-                #expect(window.count == 1, "\(kind): \(window.count) hang lines: \(window)")
+                guard run.withWatchdog else { continue }
+                // No signal to a thread blocked in a system call (only spinning blocks may get one).
+                if kind != "cpu" { #expect(run.signals == 0, "\(target) \(kind): \(run.signals) signals") }
+                let window = hangs.filter { $0.timestampMs >= run.startedMs && $0.timestampMs <= run.endedMs }
+                #expect(window.count == 1, "\(target) \(kind): \(window.count) hang lines: \(window)")
                 guard let hang = window.first,
-                    let watched = withWatchdog.calls.first(where: { $0["role"] as? String == "watched" }),
+                    let watched = run.calls.first(where: { $0["role"] as? String == "watched" }),
                     let blockMs = watched["elapsedMs"] as? Double
                 else { continue }
                 // The block starts somewhere between the last answered ping and the late one, so the
@@ -100,18 +122,18 @@ extension PerfGlobalStateTests {
                 let lower = try #require(hang.lowerMs)
                 let upper = try #require(hang.upperMs)
                 let halfWindow = max(25, (upper - lower) / 2)
-                #expect(abs(midpoint - blockMs) <= halfWindow + 1, "\(kind): \(midpoint) ms for a \(blockMs) ms block")
-                #expect((hang.lowerMs ?? .infinity) <= blockMs + 1 && blockMs <= (hang.upperMs ?? 0) + 1, "\(kind): \(hang)")
+                #expect(abs(midpoint - blockMs) <= halfWindow + 1, "\(target) \(kind): \(midpoint) ms for \(blockMs) ms")
+                #expect(lower <= blockMs + 1 && blockMs <= upper + 1, "\(target) \(kind): \(hang)")
                 let function = try #require(functions[kind])
-                #expect(hang.culprit?.contains(function) == true, "\(kind): culprit \(hang.culprit ?? "none")")
+                #expect(hang.culprit?.contains(function) == true, "\(target) \(kind): culprit \(hang.culprit ?? "none")")
                 let wait: String?
                 if case .string(let text) = hang.extra["wait"] { wait = text } else { wait = nil }
                 let expected = try #require(WatchdogMatrixTests.expectedWait[kind])
                 if expected.isEmpty {
-                    #expect(wait == nil, "\(kind): \(wait ?? "")")
+                    #expect(wait == nil, "\(target) \(kind): \(wait ?? "")")
                 } else {
                     for needle in expected {
-                        #expect(wait?.contains(needle) == true, "\(kind): wait \(wait ?? "none") lacks \(needle)")
+                        #expect(wait?.contains(needle) == true, "\(target) \(kind): wait \(wait ?? "none") lacks \(needle)")
                     }
                 }
             }

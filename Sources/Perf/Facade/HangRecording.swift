@@ -36,7 +36,11 @@ final class HangRecording: HangEventHandler {
         payload["culprit"] = episode.culprit?.symbol.map(SymbolNames.readable)
         payload["wait"] = episode.wait?.description
         payload["thread"] = episode.thread.map(describe)
-        if !episode.stack.isEmpty { payload["stack"] = episode.stack.map(\.description).joined(separator: "\n") }
+        // The marker is rewritten every tick while the hang lasts: the innermost 32 frames say
+        // where it is stuck without filling the journal.
+        if !episode.stack.isEmpty {
+            payload["stack"] = episode.stack.prefix(Self.markerFrames).map(\.description).joined(separator: "\n")
+        }
         if !episode.stuckFrames.isEmpty {
             payload["stuckFrames"] = episode.stuckFrames.map(\.description).joined(separator: "\n")
         }
@@ -45,6 +49,9 @@ final class HangRecording: HangEventHandler {
             startedWallNanos: episode.startedWallNanos, lastKnownDurationNanos: nanos(episode.durationMs),
             payload: payload)
     }
+
+    /// Frames of the stack an in-progress marker keeps.
+    static let markerFrames = 32
 
     static func describe(_ thread: Perf.HangWatchdog.ThreadInfo) -> String {
         var text = "\(thread.name) (tid \(thread.tid)"

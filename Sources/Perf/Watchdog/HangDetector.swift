@@ -234,14 +234,15 @@ struct HangDetector {
             durationNanos: (elapsed + max(upper, elapsed)) / 2, stallNanos: upperStall, suppressed: nil, fatal: false,
             inProgress: true, servingTid: nil, samplesTaken: open.samplesTaken,
             startedWallNanos: open.startedWallNanos)
-        // The in-progress marker is kept current while the hang lasts (every 100 ms, or 5 % of its
-        // length when longer), so a kill leaves a fatal hang whose duration is within 5–10 % of
-        // how long it had really lasted.
+        // The in-progress marker is kept current while the hang lasts (every tick, or every 5 % of
+        // its length once that is longer), so a kill leaves a fatal hang whose duration is within
+        // a tick and 5 % of how long it had really lasted.
         if elapsed >= timing.ongoingNanos,
             !open.ongoingReported || output.sampleEpisode != nil || elapsed >= open.nextOngoingNanos
         {
             open.ongoingReported = true
-            open.nextOngoingNanos = elapsed + max(Self.ongoingRefreshNanos, elapsed / 20)
+            // Half a refresh early: ticks jitter, and a due time just missed would skip one.
+            open.nextOngoingNanos = elapsed + max(Self.ongoingRefreshNanos, elapsed / 20) - Self.ongoingRefreshNanos / 2
             output.ongoing = snapshot
         }
         if let fatalNanos = timing.fatalNanos, elapsed >= fatalNanos, !open.fatalReported {
@@ -253,8 +254,9 @@ struct HangDetector {
         episode = open
     }
 
-    /// Shortest time between two in-progress reports of one hang.
-    static let ongoingRefreshNanos: UInt64 = 100_000_000
+    /// Shortest time between two in-progress reports of one hang (one report per tick at the
+    /// default 50 ms interval).
+    static let ongoingRefreshNanos: UInt64 = 50_000_000
 
     /// The stall under way at `now`, for a watchdog that stops or pauses during it: the episode,
     /// marked in progress with its lower bound as duration, plus one last stack sample. `nil`
