@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -432,6 +433,45 @@ static uintptr_t perf_through_plt(const perf_unwind_context *context, uintptr_t 
     return (uintptr_t)slot;
 }
 
+// The function a direct call of `target` enters: through a PLT entry, then one jmp rel32 (Swift
+// emits such thunks, e.g. a method forwarding to its overload).
+static uintptr_t perf_resolve_callee(const perf_unwind_context *context, uintptr_t target) {
+    target = perf_through_plt(context, target);
+    const perf_unwind_segment *segment = perf_code_segment(context, target);
+    if (segment == NULL || !(segment->flags & PF_R) || segment->end - target < 5) return target;
+    const uint8_t *code = (const uint8_t *)target;
+    if (code[0] != 0xe9) return target;
+    int32_t displacement;
+    memcpy(&displacement, code + 1, 4);
+    return target + 5 + (uintptr_t)(intptr_t)displacement;
+}
+
+// For a function without CFI: whether it keeps no frame pointer, judged from the first plausible
+// return address at or above `sp` (within 2 KiB). It counts when it follows a direct call of a
+// function that can contain `pc`: starting at or below it, in the same segment, above `nearest`
+// (the last function with an FDE below pc, 0 when unknown: then within 64 KiB). `*slot_out` is
+// where that return address is.
+static bool perf_scan_return_address(const perf_unwind_context *context, uintptr_t sp, uintptr_t pc,
+                                     uintptr_t nearest, uintptr_t *slot_out) {
+    if (sp < context->stack_low || sp >= context->stack_high) return false;
+    const perf_unwind_segment *segment = perf_code_segment(context, pc);
+    uintptr_t limit = context->stack_high - sp > 2048 ? sp + 2048 : context->stack_high;
+    for (uintptr_t slot = (sp + 7) & ~(uintptr_t)7; slot + 8 <= limit; slot += 8) {
+        uint64_t return_address;
+        memcpy(&return_address, context->stack + (slot - context->stack_low), 8);
+        uintptr_t target = 0;
+        int call = perf_call_before(context, (uintptr_t)return_address, &target);
+        if (call == CALL_NONE) continue;
+        if (call != CALL_DIRECT) return false;
+        uintptr_t callee = perf_resolve_callee(context, target);
+        bool contains = segment != NULL && callee >= segment->start && callee <= pc &&
+                        (nearest != 0 ? callee > nearest : pc - callee < 65536);
+        if (contains) *slot_out = slot;
+        return contains;
+    }
+    return false;
+}
+
 // Finds the frame record (saved rbp, return address) of a frame-pointer function whose rbp is
 // not known, scanning up from its `sp` (at most 8 KiB): the record's address L is its rbp.
 //
@@ -456,7 +496,7 @@ static bool perf_scan_frame_record(const perf_unwind_context *context, uintptr_t
         uintptr_t target = 0;
         int call = perf_call_before(context, (uintptr_t)return_address, &target);
         if (call == CALL_DIRECT && function != 0 &&
-            (target == function || perf_through_plt(context, target) == function)) {
+            (target == function || perf_resolve_callee(context, target) == function)) {
             *rbp_out = slot;
             return true;
         }
@@ -692,7 +732,11 @@ static bool perf_parse_fde(uintptr_t address, uintptr_t section_start, uintptr_t
 
 // Finds the FDE covering `pc` in image `index`: through .eh_frame_hdr's sorted table when it has
 // one, else by walking .eh_frame entry by entry.
-static bool perf_find_fde(const perf_unwind_context *context, uint32_t index, uintptr_t pc, perf_fde *fde) {
+// `*nearest` (when not NULL) receives the start of the last function with an FDE at or below pc
+// (0 when unknown): a function without one that contains pc starts above it.
+static bool perf_find_fde(const perf_unwind_context *context, uint32_t index, uintptr_t pc, perf_fde *fde,
+                          uintptr_t *nearest) {
+    if (nearest != NULL) *nearest = 0;
     const perf_unwind_image *image = &context->images[index];
     uintptr_t header = image->eh_frame_hdr;
     if (header == 0) return false;
@@ -727,7 +771,9 @@ static bool perf_find_fde(const perf_unwind_context *context, uint32_t index, ui
             else high = middle;
         }
         if (low == 0) return false;
-        int32_t offset;
+        int32_t location, offset;
+        memcpy(&location, (const void *)(table + (low - 1) * 8), 4);
+        if (nearest != NULL) *nearest = header + (uintptr_t)(intptr_t)location;
         memcpy(&offset, (const void *)(table + (low - 1) * 8 + 4), 4);
         uintptr_t address = header + (uintptr_t)(intptr_t)offset;
         if (address < eh_frame || address >= eh_frame_end) return false;
@@ -1040,18 +1086,28 @@ static int perf_step(const perf_unwind_context *context, perf_regs *regs, bool e
     perf_fde fde;
     perf_row initial, row;
     memset(&initial, 0, sizeof initial);
-    bool has_cfi = perf_find_fde(context, segment->image, lookup, &fde) && fde.cie.return_register < PERF_COLUMNS &&
+    uintptr_t nearest;
+    bool has_cfi = perf_find_fde(context, segment->image, lookup, &fde, &nearest) &&
+                   fde.cie.return_register < PERF_COLUMNS &&
                    perf_run_cfa_program(&fde, fde.cie.instructions, fde.cie.instructions_end, lookup, &initial, NULL);
     if (has_cfi) {
         row = initial;
         has_cfi = perf_run_cfa_program(&fde, fde.instructions, fde.instructions_end, lookup, &row, &initial);
     }
     if (!has_cfi) {
-        // No usable CFI: assume a frame-pointer function (push %rbp; mov %rsp,%rbp).
+        // No usable CFI. A small function without a frame pointer (its return address is the
+        // first one above sp, right after a call of it) is recognised as such; anything else is
+        // taken for a frame-pointer function (push %rbp; mov %rsp,%rbp).
         memset(&row, 0, sizeof row);
-        row.cfa_register = PERF_REG_RBP;
-        row.cfa_offset = 16;
-        row.rules[PERF_REG_RBP] = (perf_rule){RULE_OFFSET, -16, 0, 0};
+        uintptr_t sp = (uintptr_t)regs->value[PERF_REG_RSP], slot;
+        if (perf_scan_return_address(context, sp, lookup, nearest, &slot)) {
+            row.cfa_register = PERF_REG_RSP;
+            row.cfa_offset = (int64_t)(slot + 8 - sp);
+        } else {
+            row.cfa_register = PERF_REG_RBP;
+            row.cfa_offset = 16;
+            row.rules[PERF_REG_RBP] = (perf_rule){RULE_OFFSET, -16, 0, 0};
+        }
         row.rules[PERF_REG_RIP] = (perf_rule){RULE_OFFSET, -8, 0, 0};
         fde.cie.return_register = PERF_REG_RIP;
     } else {
@@ -1185,6 +1241,12 @@ static int perf_walk_locked(struct dl_phdr_info *info, size_t size, void *data) 
 int perf_remote_unwind(int32_t tid, uintptr_t *frames, int capacity, perf_thread_syscall *syscall_out) {
     perf_thread_syscall before, after;
     perf_thread_read_syscall(tid, &before);
+    // The calling thread reads itself "blocked" in that very read; it is running.
+    if (before.state != PERF_THREAD_GONE && tid == (int32_t)syscall(SYS_gettid)) {
+        memset(&before, 0, sizeof before);
+        before.state = PERF_THREAD_RUNNING;
+        before.nr = -1;
+    }
     if (syscall_out != NULL) *syscall_out = before;
     if (before.state != PERF_THREAD_BLOCKED) return -1;
     if (frames == NULL || capacity < 1) return -4;

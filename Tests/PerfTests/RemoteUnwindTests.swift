@@ -4,8 +4,9 @@
 // unwound stack must name it. The thread repeats its call until the test has its stack; every
 // call must have returned normally after its full duration (no EINTR, no short sleep): proof
 // that unwinding did not disturb the thread. Waits poll the thread's syscall line with a
-// generous deadline; nothing sleeps as synchronisation.
+// generous deadline; nothing sleeps as synchronisation. REMOTE_UNWIND_PRINT=1 prints the frames.
 import CPerfShims
+import Dispatch
 import Glibc
 import Synchronization
 import Testing
@@ -87,6 +88,15 @@ func remoteUnwindTestSemWaiter(_ semaphore: UnsafeMutablePointer<sem_t>) -> Remo
         result: Int(result), error: error, elapsedNanos: remoteUnwindTestClock(CLOCK_REALTIME) - start)
 }
 
+@inline(never)
+func remoteUnwindTestDispatchWaiter() -> RemoteUnwindTestOutcome {
+    let semaphore = DispatchSemaphore(value: 0)
+    let start = remoteUnwindTestClock(CLOCK_MONOTONIC)
+    let timedOut = semaphore.wait(timeout: .now() + .milliseconds(Int(remoteUnwindTestTimeoutMillis))) == .timedOut
+    return RemoteUnwindTestOutcome(
+        result: timedOut ? 0 : 1, error: 0, elapsedNanos: remoteUnwindTestClock(CLOCK_MONOTONIC) - start)
+}
+
 /// epoll is not in Swift's Glibc module: its two functions, looked up in libc.
 private enum RemoteUnwindTestEpoll {
     typealias Create = @convention(c) (Int32) -> Int32
@@ -124,6 +134,30 @@ func remoteUnwindTestRaiser() -> RemoteUnwindTestOutcome {
     // The handler runs on this thread before pthread_kill returns.
     let result = pthread_kill(pthread_self(), SIGUSR2)
     return RemoteUnwindTestOutcome(result: Int(result), error: 0, elapsedNanos: 0)
+}
+
+/// Fills its own frame with words that look like frame records (code addresses, some right
+/// after calls; stack addresses above and below; zeros; noise), then sleeps briefly: the
+/// unwinder's stack scan must survive whatever it finds.
+@inline(never)
+func remoteUnwindTestGarbageSleeper(_ random: inout RemoteUnwindTestRandom) -> UInt64 {
+    let code = unsafeBitCast(usleep as @convention(c) (UInt32) -> Int32, to: UInt.self)
+    let ownCode = unsafeBitCast(perf_gettid as @convention(c) () -> Int32, to: UInt.self)
+    return withUnsafeTemporaryAllocation(of: UInt.self, capacity: 512) { words in
+        let stack = UInt(bitPattern: words.baseAddress)
+        for index in words.indices {
+            let r = random.next()
+            switch r % 6 {
+            case 0: words[index] = code &+ UInt((r >> 8) % 4096) &- 2048
+            case 1: words[index] = ownCode &+ UInt((r >> 8) % 512)
+            case 2: words[index] = stack &+ UInt((r >> 8) % 16384) &- 4096
+            case 3: words[index] = 0
+            default: words[index] = UInt(truncatingIfNeeded: r)
+            }
+        }
+        usleep(UInt32(random.next() % 300))
+        return words.reduce(0) { $0 &+ UInt64($1) }
+    }
 }
 
 // MARK: - Support
@@ -243,6 +277,13 @@ private func remoteUnwindTestUnwind(_ tid: Int32, nr: [Int64]) -> (count: Int32,
     return (count, [])
 }
 
+/// perf_remote_unwind walks stacks on x86_64 only (elsewhere it returns -3).
+#if arch(x86_64)
+private let remoteUnwindTestSupported = true
+#else
+private let remoteUnwindTestSupported = false
+#endif
+
 /// x86_64 system call numbers the blocking kinds end up in.
 private enum RemoteUnwindTestSyscall {
     static let read: Int64 = 0
@@ -296,7 +337,7 @@ private enum RemoteUnwindTestSyscall {
         }
     }
 
-    @Test func usleepIsUnwoundWithoutInterruptingIt() throws {
+    @Test(.enabled(if: remoteUnwindTestSupported)) func usleepIsUnwoundWithoutInterruptingIt() throws {
         try check(
             function: "remoteUnwindTestSleeper", libc: ["usleep", "nanosleep", "__nanosleep", "clock_nanosleep"],
             nr: [RemoteUnwindTestSyscall.clockNanosleep, RemoteUnwindTestSyscall.nanosleep],
@@ -304,7 +345,7 @@ private enum RemoteUnwindTestSyscall {
         ) { remoteUnwindTestSleeper() }
     }
 
-    @Test func pollIsUnwoundWithoutInterruptingIt() throws {
+    @Test(.enabled(if: remoteUnwindTestSupported)) func pollIsUnwoundWithoutInterruptingIt() throws {
         try check(
             function: "remoteUnwindTestPoller", libc: ["poll", "__poll"],
             nr: [RemoteUnwindTestSyscall.poll, RemoteUnwindTestSyscall.ppoll],
@@ -312,7 +353,7 @@ private enum RemoteUnwindTestSyscall {
         ) { remoteUnwindTestPoller() }
     }
 
-    @Test func pipeReadIsUnwoundAndThenCompletes() throws {
+    @Test(.enabled(if: remoteUnwindTestSupported)) func pipeReadIsUnwoundAndThenCompletes() throws {
         var fds: [Int32] = [-1, -1]
         try #require(pipe(&fds) == 0)
         defer {
@@ -331,7 +372,7 @@ private enum RemoteUnwindTestSyscall {
         ) { remoteUnwindTestReader(readEnd) }
     }
 
-    @Test func condTimedwaitIsUnwoundWithoutInterruptingIt() throws {
+    @Test(.enabled(if: remoteUnwindTestSupported)) func condTimedwaitIsUnwoundWithoutInterruptingIt() throws {
         let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
         let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
         var attributes = pthread_condattr_t()
@@ -354,7 +395,7 @@ private enum RemoteUnwindTestSyscall {
         ) { remoteUnwindTestCondWaiter(pointers.mutex, pointers.condition) }
     }
 
-    @Test func semTimedwaitIsUnwoundWithoutInterruptingIt() throws {
+    @Test(.enabled(if: remoteUnwindTestSupported)) func semTimedwaitIsUnwoundWithoutInterruptingIt() throws {
         let semaphore = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
         try #require(sem_init(semaphore, 0, 0) == 0)
         defer {
@@ -372,7 +413,16 @@ private enum RemoteUnwindTestSyscall {
         ) { remoteUnwindTestSemWaiter(pointers.semaphore) }
     }
 
-    @Test func epollWaitIsUnwoundWithoutInterruptingIt() throws {
+    /// Through libdispatch and its Swift overlay (other images, other compilers' frames).
+    @Test(.enabled(if: remoteUnwindTestSupported)) func dispatchSemaphoreIsUnwoundWithoutInterruptingIt() throws {
+        try check(
+            function: "remoteUnwindTestDispatchWaiter", libc: [],
+            nr: [RemoteUnwindTestSyscall.futex, RemoteUnwindTestSyscall.futexWaitv],
+            minimumNanos: remoteUnwindTestTimeoutNanos, expectResult: { $0.result == 0 }
+        ) { remoteUnwindTestDispatchWaiter() }
+    }
+
+    @Test(.enabled(if: remoteUnwindTestSupported)) func epollWaitIsUnwoundWithoutInterruptingIt() throws {
         let create = try #require(RemoteUnwindTestEpoll.create)
         try #require(RemoteUnwindTestEpoll.wait != nil)
         let epoll = create(O_CLOEXEC)
@@ -388,7 +438,7 @@ private enum RemoteUnwindTestSyscall {
     /// A thread blocked inside a signal handler: the walk goes through the kernel's signal frame
     /// (glibc's __restore_rt, whose CFI is DWARF expressions over the saved context, "S"
     /// augmentation) back to the interrupted code.
-    @Test func aSignalFrameIsUnwoundThrough() throws {
+    @Test(.enabled(if: remoteUnwindTestSupported)) func aSignalFrameIsUnwoundThrough() throws {
         var fds: [Int32] = [-1, -1]
         try #require(pipe(&fds) == 0)
         defer {
@@ -421,31 +471,7 @@ private enum RemoteUnwindTestSyscall {
         #expect(thread.outcomes.withLock { $0.map(\.result) } == [0])
     }
 
-    @Test func zzTimingThrowaway() throws {
-        guard getenv("REMOTE_UNWIND_TIMING") != nil else { return }
-        let thread = RemoteUnwindTestThread { $0.repeatUntilStopped { remoteUnwindTestSleeper() } }
-        let tid = try #require(thread.start())
-        defer { thread.finish() }
-        var addresses = [UInt](repeating: 0, count: 128)
-        var call = perf_thread_syscall()
-        var times: [UInt64] = []
-        while times.count < 100 {
-            guard remoteUnwindTestWaitBlocked(tid, nr: [230]) else { break }
-            let start = perf_monotonic_ns()
-            let count = addresses.withUnsafeMutableBufferPointer { perf_remote_unwind(tid, $0.baseAddress, 128, &call) }
-            let end = perf_monotonic_ns()
-            if count > 0 { times.append(end - start) }
-        }
-        times.sort()
-        var mapsLines = 0
-        if let f = fopen("/proc/self/maps", "r") { var line = [CChar](repeating: 0, count: 4096); while fgets(&line, 4096, f) != nil { mapsLines += 1 }; fclose(f) }
-        let t0 = perf_monotonic_ns()
-        for _ in 0..<100 { _ = perf_thread_read_syscall(tid, &call) }
-        let t1 = perf_monotonic_ns()
-        print("TIMING median \(times[times.count / 2]) ns p10 \(times[times.count / 10]) p90 \(times[times.count * 9 / 10]) maps lines \(mapsLines) syscall read \((t1 - t0) / 100) ns")
-    }
-
-    @Test func theMainThreadUnwindsToStart() throws {
+    @Test(.enabled(if: remoteUnwindTestSupported)) func theMainThreadUnwindsToStart() throws {
         // The main thread (tid = pid, on the process stack) waits for the tests most of the time;
         // when it is never seen blocked there is nothing to check.
         let main = getpid()
@@ -499,6 +525,10 @@ private enum RemoteUnwindTestSyscall {
             #expect(count == -1)
             #expect(call.state == Int32(PERF_THREAD_GONE))
         }
+        // The calling thread is running (its own syscall file shows it in that read).
+        var call = perf_thread_syscall()
+        #expect(frames.withUnsafeMutableBufferPointer { perf_remote_unwind(perf_gettid(), $0.baseAddress, 16, &call) } == -1)
+        #expect(call.state == Int32(PERF_THREAD_RUNNING))
         // NULL syscall_out is allowed.
         #expect(frames.withUnsafeMutableBufferPointer { perf_remote_unwind(Int32.max, $0.baseAddress, 16, nil) } == -1)
     }
@@ -530,17 +560,18 @@ private enum RemoteUnwindTestSyscall {
     /// A thread that alternates at random between short system calls and spinning, unwound
     /// 2,000 times with random capacities: every answer must be an error code or frames whose
     /// first entry is the reported pc, and nothing may crash.
-    @Test func fuzzAgainstAThreadThatKeepsMoving() throws {
+    @Test(.enabled(if: remoteUnwindTestSupported)) func fuzzAgainstAThreadThatKeepsMoving() throws {
         let seed: UInt64 = 0x5EED_0F_0DD_F00D
         let thread = RemoteUnwindTestThread { shared in
             var random = RemoteUnwindTestRandom(seed: seed ^ 0xABCD)
             var sink: UInt64 = 0
             while !shared.stop.load(ordering: .relaxed) {
-                switch random.next() % 6 {
+                switch random.next() % 7 {
                 case 0: usleep(UInt32(random.next() % 300))
                 case 1: poll(nil, 0, Int32(random.next() % 2))
                 case 2: sched_yield()
                 case 3: _ = getppid()
+                case 4: sink &+= remoteUnwindTestGarbageSleeper(&random)
                 default:
                     for _ in 0..<(random.next() % 20_000) { sink &+= random.next() }
                 }
@@ -566,7 +597,9 @@ private enum RemoteUnwindTestSyscall {
             } else {
                 #expect([-1, -2, -4].contains(count), "seed \(seed) iteration \(iteration): \(count)")
             }
-            for _ in 0..<(random.next() % 200) { sched_yield() }
+            // A random pause (spinning: on a loaded machine each sched_yield can cost a time slice).
+            var pause = random.next() % 20_000
+            while pause > 0 { pause = remoteUnwindTestOpaque(pause) - 1 }
         }
         // The thread spends most of its time in system calls: some unwinds must succeed.
         #expect((counts[1] ?? 0) > 0, "seed \(seed): \(counts)")
@@ -580,8 +613,12 @@ private struct RemoteUnwindTestPointers: @unchecked Sendable {
     var semaphore: UnsafeMutablePointer<sem_t>! = nil
 }
 
+/// Returns its argument; the optimiser cannot see through it (keeps spin loops).
+@inline(never)
+func remoteUnwindTestOpaque(_ value: UInt64) -> UInt64 { value }
+
 /// SplitMix64: a fixed seed gives the same sequence on every run.
-private struct RemoteUnwindTestRandom {
+struct RemoteUnwindTestRandom {
     var state: UInt64
     init(seed: UInt64) { state = seed }
     mutating func next() -> UInt64 {

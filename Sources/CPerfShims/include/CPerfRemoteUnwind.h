@@ -44,7 +44,7 @@ size_t perf_read_memory(uintptr_t address, void *buffer, size_t length);
 /// (innermost first): look up `address - 1` to name them. `syscall_out` (may be NULL) receives
 /// the syscall line read before the unwind.
 /// Returns the number of frames (1 ... capacity), or: -1 the thread is not blocked in a system
-/// call (see `syscall_out->state`), -2 the thread moved while its stack was copied (the syscall
+/// call (see `syscall_out->state`; the calling thread itself counts as RUNNING), -2 the thread moved while its stack was copied (the syscall
 /// line differs before and after), -3 unsupported architecture (x86_64 only), -4 the stack
 /// memory could not be read (or `capacity` < 1, or out of memory).
 /// Thread-safe. Takes the dynamic loader's lock (dl_iterate_phdr) for the duration of the walk,
