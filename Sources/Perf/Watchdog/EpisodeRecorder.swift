@@ -152,10 +152,15 @@ struct EpisodeRecorder {
         let symbolicated = samples.mapValues { $0.map { symbolicator.frames($0.addresses) } }
         // The holder found while the target was stuck is the blocked thread; the thread that
         // served the late ping is the same one unless the block ran inside `queue.sync`.
+        // Without a holder (custom targets, the cooperative pool), the thread that served the late
+        // ping counts only if it was stuck in program code: a pool's ping may be served by a
+        // thread that sat idle through the episode.
         let tid: Int32?
         if let holder, samples[holder] != nil {
             tid = holder
-        } else if let serving = detection.servingTid, samples[serving] != nil || samples.isEmpty {
+        } else if let serving = detection.servingTid,
+            samples.isEmpty || symbolicated[serving].map({ StackAnalysis.stuckFrames($0).culprit != nil }) == true
+        {
             tid = serving
         } else {
             tid = likelyBlockedThread(symbolicated) ?? detection.servingTid
