@@ -125,7 +125,9 @@ extension PerfGlobalStateTests {
                 #expect(abs(midpoint - blockMs) <= halfWindow + 1, "\(target) \(kind): \(midpoint) ms for \(blockMs) ms")
                 #expect(lower <= blockMs + 1 && blockMs <= upper + 1, "\(target) \(kind): \(hang)")
                 let function = try #require(functions[kind])
-                #expect(hang.culprit?.contains(function) == true, "\(target) \(kind): culprit \(hang.culprit ?? "none")")
+                #expect(
+                    hang.culprit?.contains(function) == true,
+                    "\(target) \(kind): culprit \(hang.culprit ?? "none"), thread \(hang.thread ?? "-"), \(hang.extra)")
                 let wait: String?
                 if case .string(let text) = hang.extra["wait"] { wait = text } else { wait = nil }
                 let expected = try #require(WatchdogMatrixTests.expectedWait[kind])

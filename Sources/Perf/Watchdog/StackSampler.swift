@@ -34,8 +34,9 @@ enum SampleFailure: Error, Equatable {
 /// (`perf_remote_unwind`). Only a thread that is running, and so has no call to interrupt, gets
 /// SIGPROF and unwinds itself in the handler.
 enum StackSampler {
-    /// How long to wait for the target thread's handler before giving up on it.
-    static let timeoutNanos: UInt64 = 20_000_000
+    /// How long to wait for the target thread's handler before giving up on it: a running thread
+    /// on a saturated host may wait a few scheduler slices for a core.
+    static let timeoutNanos: UInt64 = 50_000_000
 
     /// Installs the process-wide handler on first use; `nil` when sampling works, else why not.
     static let unavailableReason: String? = {
@@ -84,7 +85,7 @@ enum StackSampler {
             perf_stack_sample_thread(tid, $0.baseAddress, Int32($0.count), timeoutNanos)
         }
         switch count {
-        case ..<(-3): return .failure(.failed("thread \(tid) did not answer SIGPROF within 20 ms"))
+        case ..<(-3): return .failure(.failed("thread \(tid) did not answer SIGPROF within 50 ms"))
         case -3: return .failure(.failed("thread \(tid) exited"))
         case -2: return .failure(.failed("every sample slot was busy"))
         case ..<0: return .failure(.unavailable("the SIGPROF sampler is not installed"))
