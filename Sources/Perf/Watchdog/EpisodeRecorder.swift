@@ -97,22 +97,24 @@ struct EpisodeRecorder {
             resetSamples()
             samplingEpisode = id
         }
-        let started = perf_monotonic_ns()
         var taken: UInt64 = 0
         var failed: UInt64 = 0
         var signalled: UInt64 = 0
+        var sampling: UInt64 = 0
+        var describing: UInt64 = 0
         let threads = candidates()
         holder = threads.count == 1 && threads[0].maySignal ? threads[0].tid : nil
         for (tid, maySignal) in threads {
-            switch StackSampler.sample(tid: tid, allowSignal: maySignal) {
+            let started = perf_monotonic_ns()
+            let result = StackSampler.sample(tid: tid, allowSignal: maySignal)
+            let sampled = perf_monotonic_ns()
+            sampling += sampled - started
+            switch result {
             case .success(let sample):
                 samples[tid, default: []].append(sample)
                 if sample.signalled { signalled += 1 }
-                if let call = sample.syscall {
-                    waits[tid] = describeWait(call, addresses: sample.addresses)
-                } else {
-                    waits[tid] = nil
-                }
+                waits[tid] = sample.syscall.flatMap { describeWait($0, addresses: sample.addresses) }
+                describing += perf_monotonic_ns() - sampled
                 taken += 1
             case .failure(.notBlocked):
                 break
@@ -121,13 +123,13 @@ struct EpisodeRecorder {
                 failed += 1
             }
         }
-        let elapsed = perf_monotonic_ns() - started
         statistics.update {
             $0.samplesTaken += taken
             $0.sampleFailures += failed
             $0.signalsSent += signalled
             $0.samplesWithoutSignal += taken - signalled
-            $0.sampleNanos += elapsed
+            $0.sampleNanos += sampling
+            $0.symbolicationNanos += describing
         }
     }
 

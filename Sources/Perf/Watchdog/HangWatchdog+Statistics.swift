@@ -31,7 +31,7 @@ extension Perf.HangWatchdog {
         public var samplesWithoutSignal: UInt64 = 0
         /// Wall time spent taking samples (unwinding, or signal, handler and copy).
         public var sampleNanos: UInt64 = 0
-        /// Wall time spent symbolicating and demangling.
+        /// Wall time spent symbolicating, demangling and describing waits.
         public var symbolicationNanos: UInt64 = 0
     }
 }

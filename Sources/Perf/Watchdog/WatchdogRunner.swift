@@ -58,6 +58,7 @@ final class WatchdogRunner: @unchecked Sendable {
     private func run() {
         perf_name_current_thread("perf-watchdog")
         _ = StackSampler.unavailableReason  // install the handler and prime backtrace() up front
+        _ = QueueOwner.stateOffset  // find the drain lock's place before the first hang, not during it
         let interval = max(configuration.interval.watchdogNanos, 1_000_000)
         let clock = SystemClock()
         let start = perf_monotonic_ns()
