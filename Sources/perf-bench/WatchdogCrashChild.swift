@@ -61,9 +61,10 @@ enum WatchdogCrashChild {
         }
         return String(
             format:
-                "episode kind=%@ suppressed=%@ lowerMs=%.1f upperMs=%.1f stallMs=%.1f samples=%d thread=%@ quality=%@ culprit=%@",
+                "episode kind=%@ suppressed=%@ lowerMs=%.1f upperMs=%.1f stallMs=%.1f samples=%d thread=%@ quality=%@ culprit=%@ stuck=%@",
             episode.kind.rawValue, episode.suppressed?.rawValue ?? "none", episode.lowerMs, episode.upperMs,
-            episode.stallMs, episode.samplesTaken, thread, quality, culprit)
+            episode.stallMs, episode.samplesTaken, thread, quality, culprit,
+            episode.stack.prefix(6).map { $0.symbol ?? "?" }.joined(separator: " | "))
     }
 
     /// Writes a line unbuffered: the parent reads it while this process runs (or after a kill).

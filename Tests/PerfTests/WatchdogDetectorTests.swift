@@ -211,6 +211,11 @@ import Testing
         let (stuck, culprit) = StackAnalysis.stuckFrames([first, second])
         #expect(stuck.map(\.symbol) == ["nanosleep", "load", "main"])
         #expect(culprit?.symbol == "load")
+        // A sample that missed the program's frames does not cost the culprit.
+        let cut = [frame("nanosleep", system: true), frame("__libc_start_main", system: true)]
+        #expect(StackAnalysis.stuckFrames([first, cut]).culprit?.symbol == "load")
+        #expect(StackAnalysis.stuckFrames([second, second, cut]).culprit?.symbol == "parse")
+        #expect(StackAnalysis.stuckFrames([cut, cut]).culprit == nil)
     }
 }
 

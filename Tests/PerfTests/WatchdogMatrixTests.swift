@@ -117,13 +117,16 @@ extension PerfGlobalStateTests {
                 else { continue }
                 // The block starts somewhere between the last answered ping and the late one, so the
                 // midpoint is within half that window: ±25 ms at a 50 ms interval, wider by however
-                // late the host let the watchdog thread send its ping (+1 ms for the serve itself).
+                // late the host let the watchdog thread send its ping.
                 let midpoint = try #require(hang.durationMs)
                 let lower = try #require(hang.lowerMs)
                 let upper = try #require(hang.upperMs)
                 let halfWindow = max(25, (upper - lower) / 2)
-                #expect(abs(midpoint - blockMs) <= halfWindow + 1, "\(target) \(kind): \(midpoint) ms for \(blockMs) ms")
-                #expect(lower <= blockMs + 1 && blockMs <= upper + 1, "\(target) \(kind): \(hang)")
+                // Serving the ping after the block takes well under 1 ms, except when the CPU kind's
+                // three spinners share two cores: then the serving thread can wait a scheduler slice.
+                let serve = kind == "cpu" ? 15.0 : 1.0
+                #expect(abs(midpoint - blockMs) <= halfWindow + serve, "\(target) \(kind): \(midpoint) ms for \(blockMs) ms")
+                #expect(lower <= blockMs + serve && blockMs <= upper + 1, "\(target) \(kind): \(hang)")
                 let function = try #require(functions[kind])
                 #expect(
                     hang.culprit?.contains(function) == true,

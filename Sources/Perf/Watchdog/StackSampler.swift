@@ -174,7 +174,15 @@ enum StackAnalysis {
         guard let last = samples.last else { return ([], nil) }
         let others = samples.dropLast().map { Set($0.map(key)) }
         let stuck = last.filter { frame in others.allSatisfy { $0.contains(key(frame)) } }
-        return (stuck, stuck.first(where: isProgramCode))
+        if let culprit = stuck.first(where: isProgramCode) { return (stuck, culprit) }
+        // One sample that missed the program's frames (a thread caught between two calls, a walk
+        // cut short) must not cost the culprit: take the program frame most samples agree on,
+        // else the innermost one of the latest sample that has any.
+        let counts = Dictionary(samples.flatMap { Set($0.map(key)) }.map { ($0, 1) }, uniquingKeysWith: +)
+        let agreed = samples.reversed().lazy.compactMap { sample in
+            sample.first { isProgramCode($0) && (counts[key($0)] ?? 0) * 2 > samples.count }
+        }.first
+        return (stuck, agreed ?? samples.reversed().lazy.compactMap { $0.first(where: isProgramCode) }.first)
     }
 
     /// A frame a person would call "my code".
