@@ -53,9 +53,14 @@ enum StackSampler {
         let thread = ProcProbe.thread(tid)
         var buffer = [UInt](repeating: 0, count: Int(PERF_STACK_MAX_FRAMES))
         var call = perf_thread_syscall()
-        // A thread that wakes while its stack is copied is read again; one that keeps moving
-        // between calls is left alone rather than signalled.
-        for _ in 0..<3 {
+        // A thread seen running is watched for a moment before it may be signalled: one that
+        // blocks within that window (a loop of short sleeps, a worker between two reads) is read
+        // when it blocks, and only a thread that stays on the CPU throughout gets SIGPROF. A thread
+        // that wakes while its stack is copied is read again.
+        // Threads that may not be signalled anyway (bystanders) get only a retry or two.
+        let deadline = perf_monotonic_ns() + (allowSignal ? Self.runningWindowNanos : 300_000)
+        var seenBlocked = false
+        while true {
             let count = buffer.withUnsafeMutableBufferPointer {
                 perf_remote_unwind(tid, $0.baseAddress, Int32($0.count), &call)
             }
@@ -66,16 +71,19 @@ enum StackSampler {
                         truncated: count == PERF_STACK_MAX_FRAMES, thread: thread, syscall: call, signalled: false))
             }
             if call.state == Int32(PERF_THREAD_GONE) { return .failure(.failed("thread \(tid) exited")) }
-            if count == -1 { break }  // running: no call to interrupt
             if count == -3 { return .failure(.unavailable("cannot unwind a blocked thread on this architecture")) }
             if count == -4 { return .failure(.failed("the stack of thread \(tid) could not be read")) }
+            if count == -2 || call.state == Int32(PERF_THREAD_BLOCKED) { seenBlocked = true }
+            if perf_monotonic_ns() >= deadline { break }
+            usleep(100)
         }
-        guard call.state != Int32(PERF_THREAD_BLOCKED) else {
-            return .failure(.failed("thread \(tid) kept moving between system calls"))
-        }
+        if seenBlocked { return .failure(.failed("thread \(tid) kept moving between system calls")) }
         guard allowSignal else { return .failure(.notBlocked) }
         return signalled(tid: tid, thread: thread, buffer: &buffer)
     }
+
+    /// How long a running thread is watched for a system call before it is signalled.
+    static let runningWindowNanos: UInt64 = 2_000_000
 
     private static func signalled(
         tid: Int32, thread: Perf.HangWatchdog.ThreadInfo, buffer: inout [UInt]
