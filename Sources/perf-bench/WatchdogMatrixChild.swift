@@ -122,8 +122,15 @@ enum WatchdogMatrixChild {
         var elapsedMs: Double
         var result: Int
         var error: Int32
+        /// CLOCK_MONOTONIC at the call's start and end: the pool is blocked only while all its
+        /// blocks overlap.
+        var startNanos: UInt64
+        var endNanos: UInt64
         var json: [String: Any] {
-            ["role": role, "requestedMs": requestedMs, "elapsedMs": elapsedMs, "result": result, "errno": Int(error)]
+            [
+                "role": role, "requestedMs": requestedMs, "elapsedMs": elapsedMs, "result": result, "errno": Int(error),
+                "startNs": startNanos, "endNs": endNanos,
+            ]
         }
     }
 
@@ -206,8 +213,10 @@ enum WatchdogMatrixChild {
             }
         default: result = -99
         }
-        let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
-        return Call(role: role, requestedMs: ms, elapsedMs: elapsed, result: result, error: error)
+        let end = DispatchTime.now().uptimeNanoseconds
+        return Call(
+            role: role, requestedMs: ms, elapsedMs: Double(end - start) / 1e6, result: result, error: error,
+            startNanos: start, endNanos: end)
     }
 }
 

@@ -111,10 +111,17 @@ extension PerfGlobalStateTests {
                 if kind != "cpu" { #expect(run.signals == 0, "\(target) \(kind): \(run.signals) signals") }
                 let window = hangs.filter { $0.timestampMs >= run.startedMs && $0.timestampMs <= run.endedMs }
                 #expect(window.count == 1, "\(target) \(kind): \(window.count) hang lines: \(window)")
-                guard let hang = window.first,
-                    let watched = run.calls.first(where: { $0["role"] as? String == "watched" }),
-                    let blockMs = watched["elapsedMs"] as? Double
-                else { continue }
+                // The target is stuck while every watched block runs (the pool has one per thread).
+                let watched = run.calls.filter { $0["role"] as? String == "watched" }
+                let starts = watched.compactMap { ($0["startNs"] as? NSNumber)?.uint64Value }
+                let ends = watched.compactMap { ($0["endNs"] as? NSNumber)?.uint64Value }
+                guard let hang = window.first, let start = starts.max(), let end = ends.min(), end > start,
+                    starts.count == watched.count, ends.count == watched.count
+                else {
+                    Issue.record("\(target) \(kind): no hang line or no watched block: \(run.calls)")
+                    continue
+                }
+                let blockMs = Double(end - start) / 1e6
                 // The block starts somewhere between the last answered ping and the late one, so the
                 // midpoint is within half that window: ±25 ms at a 50 ms interval, wider by however
                 // late the host let the watchdog thread send its ping.
