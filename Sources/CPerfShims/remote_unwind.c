@@ -147,21 +147,6 @@ int perf_thread_read_syscall(int32_t tid, perf_thread_syscall *out) {
 
 // 1 once process_vm_readv turned out not to be permitted (seccomp, old kernel).
 static int perf_vm_readv_unavailable;
-// /proc/self/mem, opened on first use of the fallback and kept open; -1 until then.
-static int perf_mem_fd = -1;
-
-static int perf_mem_file(void) {
-    int fd = __atomic_load_n(&perf_mem_fd, __ATOMIC_ACQUIRE);
-    if (fd >= 0) return fd;
-    int opened = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
-    if (opened < 0) return -1;
-    int expected = -1;
-    if (!__atomic_compare_exchange_n(&perf_mem_fd, &expected, opened, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-        close(opened);  // another thread opened it first
-        return expected;
-    }
-    return opened;
-}
 
 size_t perf_read_memory(uintptr_t address, void *buffer, size_t length) {
     // Page 0 is never mapped; addresses from 2^63 up are the kernel's (and not a valid offset of
@@ -195,13 +180,16 @@ size_t perf_read_memory(uintptr_t address, void *buffer, size_t length) {
             return done;
         }
     }
-    int fd = perf_mem_file();
+    // Opened per read, never kept: a descriptor held open could be closed by a host that closes
+    // every descriptor it did not open, and its number reused for one of the host's files.
+    int fd = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
     while (fd >= 0 && done < length) {
         ssize_t n = pread(fd, out + done, length - done, (off_t)(address + done));
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;  // EIO: unmapped from here on
         done += (size_t)n;
     }
+    if (fd >= 0) close(fd);
     errno = saved_errno;
     return done;
 }
