@@ -140,7 +140,7 @@ func remoteUnwindTestRaiser() -> RemoteUnwindTestOutcome {
 /// after calls; stack addresses above and below; zeros; noise), then sleeps briefly: the
 /// unwinder's stack scan must survive whatever it finds.
 @inline(never)
-func remoteUnwindTestGarbageSleeper(_ random: inout RemoteUnwindTestRandom) -> UInt64 {
+func remoteUnwindTestGarbageSleeper(_ random: inout SeededRandom) -> UInt64 {
     let code = unsafeBitCast(usleep as @convention(c) (UInt32) -> Int32, to: UInt.self)
     let ownCode = unsafeBitCast(perf_gettid as @convention(c) () -> Int32, to: UInt.self)
     return withUnsafeTemporaryAllocation(of: UInt.self, capacity: 512) { words in
@@ -561,9 +561,9 @@ private enum RemoteUnwindTestSyscall {
     /// 2,000 times with random capacities: every answer must be an error code or frames whose
     /// first entry is the reported pc, and nothing may crash.
     @Test(.enabled(if: remoteUnwindTestSupported)) func fuzzAgainstAThreadThatKeepsMoving() throws {
-        let seed: UInt64 = 0x5EED_0F_0DD_F00D
+        let seed = SeededRandom.makeSeed()
         let thread = RemoteUnwindTestThread { shared in
-            var random = RemoteUnwindTestRandom(seed: seed ^ 0xABCD)
+            var random = SeededRandom(seed: seed ^ 0xABCD)
             var sink: UInt64 = 0
             while !shared.stop.load(ordering: .relaxed) {
                 switch random.next() % 7 {
@@ -580,7 +580,7 @@ private enum RemoteUnwindTestSyscall {
         }
         let tid = try #require(thread.start())
         defer { thread.finish() }
-        var random = RemoteUnwindTestRandom(seed: seed)
+        var random = SeededRandom(seed: seed)
         var frames = [UInt](repeating: 0, count: 64)
         var counts: [Int32: Int] = [:]
         for iteration in 0..<2000 {
@@ -616,16 +616,3 @@ private struct RemoteUnwindTestPointers: @unchecked Sendable {
 /// Returns its argument; the optimiser cannot see through it (keeps spin loops).
 @inline(never)
 func remoteUnwindTestOpaque(_ value: UInt64) -> UInt64 { value }
-
-/// SplitMix64: a fixed seed gives the same sequence on every run.
-struct RemoteUnwindTestRandom {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
