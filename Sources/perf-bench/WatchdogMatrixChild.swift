@@ -9,7 +9,8 @@
 // `target=main|mainActor|pool` watches the main queue (the main thread runs `dispatchMain()`), the
 // main actor or the cooperative pool (one block per pool thread) instead of a queue of its own.
 //
-// Output: one JSON line per kind, then `done`.
+// Output: one JSON line per kind (the function its hang must name, each call's result, errno and
+// CLOCK_MONOTONIC start and end), then `done`.
 import CPerfAllocCounter
 import Foundation
 import Glibc
@@ -73,7 +74,7 @@ enum WatchdogMatrixChild {
         }
         // Blocks start at a random point between two pings (seeded, printed), as a program's do.
         var random = SplitMix(seed: UInt64(DispatchTime.now().uptimeNanoseconds))
-        for (kind, _) in kinds where selected.contains(kind) {
+        for (kind, function) in kinds where selected.contains(kind) {
             // Let the queue answer a few pings first, so each block starts from an idle queue.
             settle(watchdog, pings: 3)
             usleep(useconds_t(random.next() % 50_000))
@@ -83,14 +84,10 @@ enum WatchdogMatrixChild {
             settle(watchdog, pings: 3)
             let ended = Date().timeIntervalSince1970
             let line: [String: Any] = [
-                "kind": kind, "startedMs": Int64(started * 1000), "endedMs": Int64(ended * 1000),
+                "kind": kind, "function": function, "startedMs": Int64(started * 1000), "endedMs": Int64(ended * 1000),
                 "calls": calls.map(\.json), "signals": (watchdog?.statistics.signalsSent ?? 0) - signalsBefore,
             ]
             emit(line)
-        }
-        if let watchdog {
-            let statistics = watchdog.statistics
-            emit(["signalsSent": statistics.signalsSent, "samplesWithoutSignal": statistics.samplesWithoutSignal])
         }
         Perf.shutdown()
         FileHandle.standardOutput.write(Data("done\n".utf8))
@@ -119,7 +116,6 @@ enum WatchdogMatrixChild {
     struct Call {
         var role: String
         var requestedMs: Int
-        var elapsedMs: Double
         var result: Int
         var error: Int32
         /// CLOCK_MONOTONIC at the call's start and end: the pool is blocked only while all its
@@ -128,7 +124,7 @@ enum WatchdogMatrixChild {
         var endNanos: UInt64
         var json: [String: Any] {
             [
-                "role": role, "requestedMs": requestedMs, "elapsedMs": elapsedMs, "result": result, "errno": Int(error),
+                "role": role, "requestedMs": requestedMs, "result": result, "errno": Int(error),
                 "startNs": startNanos, "endNs": endNanos,
             ]
         }
@@ -215,7 +211,7 @@ enum WatchdogMatrixChild {
         }
         let end = DispatchTime.now().uptimeNanoseconds
         return Call(
-            role: role, requestedMs: ms, elapsedMs: Double(end - start) / 1e6, result: result, error: error,
+            role: role, requestedMs: ms, result: result, error: error,
             startNanos: start, endNanos: end)
     }
 }
