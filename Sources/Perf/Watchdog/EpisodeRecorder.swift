@@ -136,8 +136,7 @@ struct EpisodeRecorder {
     /// The wait, described now, while the memory its arguments point to is still the thread's.
     private mutating func describeWait(_ call: perf_thread_syscall, addresses: [UInt]) -> Perf.HangWatchdog.Wait? {
         let frames = symbolicator.frames(Array(addresses.prefix(16)))
-        var symbolicator = self.symbolicator
-        let wait = WaitDescription.describe(call, frames: frames) { owner in
+        return WaitDescription.describe(call, frames: frames) { owner in
             let thread = ProcProbe.thread(owner)
             guard case .success(let sample) = StackSampler.sample(tid: owner, allowSignal: false) else {
                 return (thread, nil)
@@ -145,8 +144,6 @@ struct EpisodeRecorder {
             let culprit = symbolicator.frames(sample.addresses).first(where: StackAnalysis.isProgramCode)
             return (thread, culprit?.symbol.map(SymbolNames.readable))
         }
-        self.symbolicator = symbolicator
-        return wait
     }
 
     private mutating func build(_ detection: HangDetection, nowNanos: UInt64) -> Perf.HangWatchdog.Episode {

@@ -59,16 +59,17 @@ extension Perf {
         /// Starts the watchdog thread; does nothing if it runs already. Detection starts now
         /// (after `Configuration.startupGrace`, zero by default).
         public func start() {
-            running.withLock { running in
-                guard running == nil else { return }
+            let started = running.withLock { running -> Bool in
+                guard running == nil else { return false }
                 let stopFlag = WatchdogFlag()
                 let runner = WatchdogRunner(
                     target: target, configuration: configuration, stopFlag: stopFlag, pausedFlag: paused,
                     statistics: statisticsBox)
-                guard let thread = runner.spawn() else { return }
+                guard let thread = runner.spawn() else { return false }
                 running = RunningThread(thread: thread, stopFlag: stopFlag)
+                return true
             }
-            WatchdogRegistry.add(self)
+            if started { WatchdogRegistry.add(self) }
         }
 
         /// Stops the watchdog and joins its thread: no callback runs after this returns. A hitch
