@@ -74,4 +74,20 @@ import Testing
         #endif
         #expect(SyscallNames.name(99_999) == "syscall 99999")
     }
+
+    @Test func aWaitIsPrivacyFilteredBeforeItIsWrittenAnywhere() {
+        let wait = Perf.HangWatchdog.Wait(
+            call: "read", on: "fd 7 → /var/cache/app/https:/api.example.com/v1/items?token=s3cr3t-abcdef0123456789",
+            owner: nil, ownerCulprit: nil)
+        let episode = Perf.HangWatchdog.Episode(
+            id: 1, targetName: "db", kind: .hang, lowerMs: 300, upperMs: 350, durationMs: 325, stallMs: 0,
+            suppressed: nil, fatal: false, inProgress: false, thread: nil, wait: wait, stack: [], stuckFrames: [],
+            culprit: nil, stackQuality: .full, samplesTaken: 1, isFullRecord: true, startedWallNanos: 0)
+        let written = [HangRecording.record(for: episode).wait, HangRecording.marker(for: episode, id: 1).payload["wait"]]
+        for text in written {
+            #expect(text?.hasPrefix("read(fd 7") == true, "\(text ?? "nil")")
+            #expect(text?.contains("s3cr3t") == false, "\(text ?? "nil")")
+            #expect(text?.contains("token") == false, "\(text ?? "nil")")
+        }
+    }
 }

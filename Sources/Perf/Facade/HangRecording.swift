@@ -28,13 +28,13 @@ final class HangRecording: HangEventHandler {
             stuckFrames: episode.stuckFrames.map(\.description), culprit: episode.culprit?.symbol.map(SymbolNames.readable),
             targetName: episode.targetName, wallNanos: SystemClock().wallNanos(),
             durationMs: rounded(episode.durationMs), stackQuality: describe(episode.stackQuality),
-            wait: episode.wait?.description, inProgress: episode.inProgress)
+            wait: waitText(episode), inProgress: episode.inProgress)
     }
 
     static func marker(for episode: Perf.HangWatchdog.Episode, id: UInt64) -> OngoingMarker {
         var payload: [String: String] = [:]
         payload["culprit"] = episode.culprit?.symbol.map(SymbolNames.readable)
-        payload["wait"] = episode.wait?.description
+        payload["wait"] = waitText(episode)
         payload["thread"] = episode.thread.map(describe)
         // The marker is rewritten every tick while the hang lasts: the innermost 32 frames say
         // where it is stuck without filling the journal.
@@ -48,6 +48,12 @@ final class HangRecording: HangEventHandler {
             id: id, kind: episode.kind == .hang ? "hang" : "hitch", name: episode.targetName,
             startedWallNanos: episode.startedWallNanos, lastKnownDurationNanos: nanos(episode.durationMs),
             payload: payload)
+    }
+
+    /// What the blocked thread waited for, privacy-filtered once here for the ledger line and the
+    /// journalled marker alike (a file descriptor's path is the program's data).
+    static func waitText(_ episode: Perf.HangWatchdog.Episode) -> String? {
+        episode.wait.map { Perf.PrivacyFilter.sanitize(detail: $0.description) }
     }
 
     /// Frames of the stack an in-progress marker keeps.

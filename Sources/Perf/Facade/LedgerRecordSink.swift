@@ -88,7 +88,7 @@ enum LedgerLines {
         if !hang.stuckFrames.isEmpty { event.stuckFrames = hang.stuckFrames }
         event.culprit = hang.culprit
         if let quality = hang.stackQuality { event.extra["stackQuality"] = .string(quality) }
-        if let wait = hang.wait { event.extra["wait"] = .string(Perf.PrivacyFilter.sanitize(detail: wait)) }
+        if let wait = hang.wait { event.extra["wait"] = .string(wait) }
         if hang.inProgress { event.extra["inProgress"] = .bool(true) }
         return event
     }

@@ -45,7 +45,7 @@ enum RecoveryLines {
             line.durationMs = lastKnown
             line.culprit = marker.payload["culprit"]
             line.thread = marker.payload["thread"]
-            if let wait = marker.payload["wait"] { line.extra["wait"] = .string(Perf.PrivacyFilter.sanitize(detail: wait)) }
+            if let wait = marker.payload["wait"] { line.extra["wait"] = .string(wait) }
             if let stack = marker.payload["stack"], !stack.isEmpty {
                 line.stack = stack.split(separator: "\n").map(String.init)
             }

@@ -63,7 +63,8 @@ public struct HangRecord: Sendable, Equatable {
     /// How complete `stack` is: `full`, `partial: …` or `unavailable: …`.
     public var stackQuality: String?
     /// What the blocked thread waited for, when it was blocked in a system call
-    /// (`clock_nanosleep(600 ms)`, `read(fd 7 → pipe:[123])`, `futex: pthread mutex held by …`).
+    /// (`clock_nanosleep(600 ms)`, `read(fd 7 → pipe 123)`, `futex(pthread mutex held by …)`),
+    /// privacy-filtered by the facade.
     public var wait: String?
     /// The episode was still going on when it was written (the watchdog stopped or paused, or
     /// Perf shut down, during it): the bounds are lower bounds.
