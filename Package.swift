@@ -11,6 +11,7 @@ let package = Package(
     name: "Perf",
     products: [
         .library(name: "Perf", targets: ["Perf"]),
+        .library(name: "PerfReport", targets: ["PerfReport"]),
         .library(name: "PerfCore", targets: ["PerfCore"]),
         .library(name: "JournalKit", targets: ["JournalKit"]),
         .executable(name: "perf-report", targets: ["perf-report"]),
@@ -23,11 +24,12 @@ let package = Package(
         .target(name: "JournalKit", dependencies: ["CPerfShims"], swiftSettings: strict),
         .target(name: "PerfCore", dependencies: ["JournalKit", "CPerfShims"], swiftSettings: strict),
         .target(name: "Perf", dependencies: ["PerfCore", "JournalKit", "CPerfShims"], swiftSettings: strict),
-        .target(name: "PerfReportCLI", dependencies: ["Perf"], swiftSettings: strict),
+        .target(name: "PerfReport", dependencies: ["Perf", "PerfCore"], swiftSettings: strict),
+        .target(name: "PerfReportCLI", dependencies: ["PerfReport", "Perf"], swiftSettings: strict),
         .executableTarget(name: "perf-report", dependencies: ["PerfReportCLI"], swiftSettings: strict),
         .executableTarget(
             name: "perf-bench",
-            dependencies: ["Perf", "PerfCore", "JournalKit", "CPerfShims", "CPerfAllocCounter"],
+            dependencies: ["Perf", "PerfReport", "PerfCore", "JournalKit", "CPerfShims", "CPerfAllocCounter"],
             swiftSettings: strict
         ),
         .testTarget(
@@ -35,9 +37,9 @@ let package = Package(
             name: "JournalKitTests", dependencies: ["JournalKit", "CPerfShims", "CPerfAllocCounter", "perf-bench"], swiftSettings: strict),
         .testTarget(name: "PerfCoreTests", dependencies: ["PerfCore", "JournalKit", "CPerfShims", "CPerfAllocCounter"], swiftSettings: strict),
         .testTarget(
-            name: "PerfTests", dependencies: ["Perf", "PerfCore", "JournalKit", "CPerfShims", "CPerfAllocCounter"],
+            name: "PerfTests", dependencies: ["Perf", "PerfReport", "PerfCore", "JournalKit", "CPerfShims", "CPerfAllocCounter"],
             exclude: ["Fixtures"], swiftSettings: strict),
-        .testTarget(name: "PerfReportCLITests", dependencies: ["PerfReportCLI"], swiftSettings: strict),
+        .testTarget(name: "PerfReportCLITests", dependencies: ["PerfReportCLI", "PerfReport"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,6 +1,7 @@
 // `perf-report check`: a report against a budgets file (and a baseline); the CI gate.
 import Foundation
 import Perf
+import PerfReport
 
 enum CheckCommand {
     static let flags: Set<String> = ["--fail-on-improvement", "--allow-debug"]
@@ -59,28 +60,28 @@ enum CheckCommand {
                 PerfReportCommand.usageError(
                     "'--format' must be one of text, json, github, junit, markdown, not '\(format)'", spec))
         }
-        guard let aggregation = Perf.ReportFigures.Aggregation(rawValue: parsed.values["aggregate"] ?? "median") else {
+        guard let aggregation = ReportFigures.Aggregation(rawValue: parsed.values["aggregate"] ?? "median") else {
             return fail(PerfReportCommand.usageError("'--aggregate' must be median, optimistic or pessimistic", spec))
         }
         guard let budgetsPath = parsed.values["budgets"] else {
             return fail(PerfReportCommand.usageError("missing '--budgets <file>'", spec))
         }
-        let options = Perf.BudgetCheck.Options(
+        let options = BudgetCheck.Options(
             failOnImprovement: extracted.flags.contains("--fail-on-improvement"),
             allowDebug: extracted.flags.contains("--allow-debug"))
-        let verdict: Perf.BudgetVerdict
+        let verdict: BudgetVerdict
         do {
-            let budgets = try Perf.Budgets(contentsOf: URL(fileURLWithPath: budgetsPath))
-            var runs: [Perf.ReportFigures] = []
+            let budgets = try Budgets(contentsOf: URL(fileURLWithPath: budgetsPath))
+            var runs: [ReportFigures] = []
             for path in [parsed.positionals[0]] + extracted.repeated {
-                runs.append(try Perf.ReportFigures(contentsOf: URL(fileURLWithPath: path)))
+                runs.append(try ReportFigures(contentsOf: URL(fileURLWithPath: path)))
             }
             let baseline = try parsed.values["baseline"].map { path throws(Perf.ReportError) in
-                try Perf.ReportFigures(contentsOf: URL(fileURLWithPath: path))
+                try ReportFigures(contentsOf: URL(fileURLWithPath: path))
             }
-            var current = Perf.ReportFigures.aggregate(runs, by: aggregation)
+            var current = ReportFigures.aggregate(runs, by: aggregation)
             current.path = parsed.positionals[0]
-            var checked = try Perf.BudgetCheck(budgets: budgets, options: options).run(
+            var checked = try BudgetCheck(budgets: budgets, options: options).run(
                 current: current, baseline: baseline)
             checked.reports = runs.map(\.path)
             verdict = checked

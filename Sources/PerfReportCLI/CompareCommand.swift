@@ -2,6 +2,7 @@
 // a budget check's regressions, no budgets file needed.
 import Foundation
 import Perf
+import PerfReport
 
 enum CompareCommand {
     static let spec = CommandSpec(
@@ -45,24 +46,24 @@ enum CompareCommand {
                 PerfReportCommand.usageError(
                     "'--format' must be one of text, json, github, junit, markdown, not '\(format)'", spec))
         }
-        var policy = Perf.Budgets.RegressionPolicy()
+        var policy = Budgets.RegressionPolicy()
         if let text = parsed.values["max-increase"] {
-            guard let quantity = Perf.BudgetQuantity(parsing: text), quantity.unit == .percent else {
+            guard let quantity = BudgetQuantity(parsing: text), quantity.unit == .percent else {
                 return fail(PerfReportCommand.usageError("'--max-increase' must be a percentage such as 15%", spec))
             }
             policy.maxIncreasePercent = quantity.value
         }
         if let text = parsed.values["min-delta"] {
-            guard let quantity = Perf.BudgetQuantity(parsing: text), quantity.unit == .milliseconds else {
+            guard let quantity = BudgetQuantity(parsing: text), quantity.unit == .milliseconds else {
                 return fail(PerfReportCommand.usageError("'--min-delta' must be a duration such as 2ms", spec))
             }
             policy.minDelta = quantity
         }
-        let verdict: Perf.BudgetVerdict
+        let verdict: BudgetVerdict
         do {
-            let base = try Perf.ReportFigures(contentsOf: URL(fileURLWithPath: parsed.positionals[0]))
-            let head = try Perf.ReportFigures(contentsOf: URL(fileURLWithPath: parsed.positionals[1]))
-            verdict = Perf.BudgetComparison(policy: policy, failOnImprovement: failOnImprovement)
+            let base = try ReportFigures(contentsOf: URL(fileURLWithPath: parsed.positionals[0]))
+            let head = try ReportFigures(contentsOf: URL(fileURLWithPath: parsed.positionals[1]))
+            verdict = BudgetComparison(policy: policy, failOnImprovement: failOnImprovement)
                 .compare(base: base, head: head)
         } catch {
             return fail(PerfReportCommand.invalidInput(error))

@@ -3,6 +3,7 @@
 import Dispatch
 import Foundation
 import Perf
+import PerfReport
 
 enum DemoCommand {
     static let spec = CommandSpec(
@@ -50,10 +51,10 @@ enum DemoCommand {
             progress("perf-report demo: \(error)")
         }
         Perf.shutdown()
-        let summary: Perf.ReportSummary
+        let summary: ReportSummary
         do {
             try Perf.ReportBuilder(directory: directory).write(to: output)
-            summary = try Perf.ReportSummary(contentsOf: output)
+            summary = try ReportSummary(contentsOf: output)
         } catch {
             return PerfReportCommand.invalidInput(error)
         }

@@ -2,6 +2,7 @@
 // on stdout or written atomically to a file.
 import Foundation
 import Perf
+import PerfReport
 
 /// One export format: its name on the command line, what it shows, and its renderer.
 struct ExportFormat: Sendable {
@@ -17,16 +18,16 @@ struct ExportFormat: Sendable {
 
     var name: String
     var kind: Kind
-    var render: @Sendable (Perf.ExportInput) -> [UInt8]
+    var render: @Sendable (ExportInput) -> [UInt8]
 }
 
 enum ExportCommand {
     /// Every format `--format` accepts, in the order help lists them.
     static let formats: [ExportFormat] = [
-        .init(name: "chrome", kind: .trace, render: Perf.ChromeTraceExport.render),
-        .init(name: "otlp", kind: .trace, render: Perf.OTLPExport.render),
-        .init(name: "prometheus", kind: .metrics, render: Perf.PrometheusExport.render),
-        .init(name: "html", kind: .page, render: Perf.HTMLExport.render),
+        .init(name: "chrome", kind: .trace, render: ChromeTraceExport.render),
+        .init(name: "otlp", kind: .trace, render: OTLPExport.render),
+        .init(name: "prometheus", kind: .metrics, render: PrometheusExport.render),
+        .init(name: "html", kind: .page, render: HTMLExport.render),
     ]
 
     static var formatList: String {
@@ -59,9 +60,9 @@ enum ExportCommand {
             return PerfReportCommand.usageError("'--format' must be \(formatList), not '\(formatName)'", spec)
         }
         let path = parsed.positionals[0]
-        let input: Perf.ExportInput
+        let input: ExportInput
         do {
-            input = try Perf.ExportInput(contentsOf: URL(fileURLWithPath: path))
+            input = try ExportInput(contentsOf: URL(fileURLWithPath: path))
         } catch {
             return PerfReportCommand.invalidInput(error)
         }
@@ -78,7 +79,7 @@ enum ExportCommand {
             return CommandResult(stdout: String(decoding: bytes, as: UTF8.self), stderr: stderr)
         }
         do {
-            try Perf.ExportFile.write(bytes, to: URL(fileURLWithPath: output))
+            try ExportFile.write(bytes, to: URL(fileURLWithPath: output))
         } catch {
             var failure = PerfReportCommand.invalidInput(error)
             failure.stderr = stderr + failure.stderr

@@ -1,6 +1,7 @@
 // `perf-report summary`: a report as readable tables, or as JSON.
 import Foundation
 import Perf
+import PerfReport
 
 enum SummaryCommand {
     static let spec = CommandSpec(
@@ -14,9 +15,9 @@ enum SummaryCommand {
         guard format == "text" || format == "json" else {
             return PerfReportCommand.usageError("'--format' must be text or json, not '\(format)'", spec)
         }
-        let summary: Perf.ReportSummary
+        let summary: ReportSummary
         do {
-            summary = try Perf.ReportSummary(contentsOf: URL(fileURLWithPath: parsed.positionals[0]))
+            summary = try ReportSummary(contentsOf: URL(fileURLWithPath: parsed.positionals[0]))
         } catch {
             return PerfReportCommand.invalidInput(error)
         }

@@ -2,6 +2,7 @@
 // stderr), the verdict file for `-o` on every path, the Markdown summary for GitHub Actions.
 import Foundation
 import Perf
+import PerfReport
 
 enum VerdictOutput {
     static let formats = ["text", "json", "github", "junit", "markdown"]
@@ -55,7 +56,7 @@ enum VerdictOutput {
         let message = line.hasPrefix("perf-report: ") ? String(line.dropFirst("perf-report: ".count)) : line
         var result = result
         if let problem = write(
-            Perf.BudgetVerdict.errorJSON(command: command, exitCode: result.status, message: message), to: output)
+            BudgetVerdict.errorJSON(command: command, exitCode: result.status, message: message), to: output)
         {
             result.stderr += "perf-report: \(problem)\n"
         }
@@ -74,7 +75,7 @@ enum VerdictOutput {
 
     /// The verdict in `format`, the verdict file, the step summary; the status is the verdict's.
     static func render(
-        _ verdict: Perf.BudgetVerdict, command: String, format: String, output: String?,
+        _ verdict: BudgetVerdict, command: String, format: String, output: String?,
         environment: [String: String]
     ) -> CommandResult {
         var result = CommandResult(status: verdict.exitCode)

@@ -5,6 +5,7 @@ import Foundation
 import Glibc
 import JournalKit
 import Perf
+import PerfReport
 import PerfCore
 
 enum ReliabilityBadInput {
@@ -28,7 +29,7 @@ enum ReliabilityBadInput {
         let seeds = try MutationSeeds(in: scratch, perfReport: perfReport, budgetsPath: budgetsPath)
         var mutator = InputMutator(seed: seed)
         var tally = Tally()
-        let baseline = try Perf.ReportFigures(bytes: seeds.report, path: "seed-report.json")
+        let baseline = try ReportFigures(bytes: seeds.report, path: "seed-report.json")
         let work = scratch.url.appendingPathComponent("work")
         try FileManager.default.copyItem(at: seeds.data, to: work)
         for index in 0..<files {
@@ -84,7 +85,7 @@ enum ReliabilityBadInput {
         }
         _ = try? Perf.LedgerReader(directory: work).readAll()
         guard let built = try? Perf.ReportBuilder(directory: work).build() else { return false }
-        if (try? Perf.ReportSummary(bytes: built, path: "built.json")) == nil {
+        if (try? ReportSummary(bytes: built, path: "built.json")) == nil {
             tally.invariantBroken.append("a report built from a mutated ledger was rejected by the summary")
         }
         return true
@@ -110,18 +111,18 @@ enum ReliabilityBadInput {
 
     private static func report(_ mutator: inout InputMutator, _ seeds: MutationSeeds, tally: inout Tally) -> Bool {
         let bytes = mutator.mutate(seeds.report, donor: seeds.budgets)
-        let summary = try? Perf.ReportSummary(bytes: bytes, path: "mutated.json")
-        let figures = try? Perf.ReportFigures(bytes: bytes, path: "mutated.json")
+        let summary = try? ReportSummary(bytes: bytes, path: "mutated.json")
+        let figures = try? ReportFigures(bytes: bytes, path: "mutated.json")
         if let summary { _ = (summary.text, summary.json) }
         return summary != nil || figures != nil
     }
 
-    private static func budgets(_ mutator: inout InputMutator, _ seeds: MutationSeeds, baseline: Perf.ReportFigures)
+    private static func budgets(_ mutator: inout InputMutator, _ seeds: MutationSeeds, baseline: ReportFigures)
         -> Bool
     {
-        guard let budgets = try? Perf.Budgets(bytes: mutator.mutate(seeds.budgets, donor: seeds.report), path: "b.json")
+        guard let budgets = try? Budgets(bytes: mutator.mutate(seeds.budgets, donor: seeds.report), path: "b.json")
         else { return false }
-        let check = Perf.BudgetCheck(budgets: budgets, options: .init(allowDebug: true))
+        let check = BudgetCheck(budgets: budgets, options: .init(allowDebug: true))
         guard let verdict = try? check.run(current: baseline, baseline: baseline) else { return false }
         _ = (verdict.text(), verdict.json())
         return true

@@ -5,6 +5,7 @@
 import Foundation
 import Glibc
 import Perf
+import PerfReport
 
 enum ReportBenchmarks {
     static let group = BenchGroup(name: "report") { context in
@@ -52,7 +53,7 @@ enum ReportBenchmarks {
         try Data(Perf.ReportBuilder(directory: URL(fileURLWithPath: directory + "/data")).build()).write(to: report)
         let budgets = URL(fileURLWithPath: directory + "/perf-budgets.json")
         try Data(checkBudgets(spanNames: spanNames).utf8).write(to: budgets)
-        let spans = try Perf.ReportFigures(contentsOf: report).spans.count
+        let spans = try ReportFigures(contentsOf: report).spans.count
         guard spans == spanNames else {
             throw Perf.ReportError(.invalidReport, path: report.path, "holds \(spans) span names, not \(spanNames)")
         }
@@ -61,11 +62,11 @@ enum ReportBenchmarks {
         var checked = 0
         for run in -1..<context.scaled(30, quick: 8) {
             var start = Bench.now()
-            Bench.blackHole(try Perf.ReportSummary(contentsOf: report).text)
+            Bench.blackHole(try ReportSummary(contentsOf: report).text)
             let summary = Double(Bench.now() - start) / 1e6
             start = Bench.now()
-            let verdict = try Perf.BudgetCheck(budgets: Perf.Budgets(contentsOf: budgets))
-                .run(current: Perf.ReportFigures(contentsOf: report))
+            let verdict = try BudgetCheck(budgets: Budgets(contentsOf: budgets))
+                .run(current: ReportFigures(contentsOf: report))
             Bench.blackHole(verdict.text(command: "check"))
             let check = Double(Bench.now() - start) / 1e6
             checked = verdict.checks.count

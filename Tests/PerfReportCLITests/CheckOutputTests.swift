@@ -1,6 +1,7 @@
 // Every output format of one verdict, golden; JUnit parsed as XML; the GitHub annotation cap.
 import Foundation
 import Perf
+@testable import PerfReport
 import Testing
 
 @testable import PerfReportCLI
@@ -11,11 +12,11 @@ import Testing
 
 @Suite struct CheckOutputTests {
     /// The golden scenario's verdict, with stable paths.
-    private func verdict() throws -> Perf.BudgetVerdict {
-        let budgets = try Perf.Budgets(bytes: Array(CheckFixture.budgets.utf8), path: "perf-budgets.json")
-        let head = try Perf.ReportFigures(bytes: Array(CheckFixture.head.utf8), path: "head.json")
-        let base = try Perf.ReportFigures(bytes: Array(CheckFixture.base.utf8), path: "base.json")
-        return try Perf.BudgetCheck(budgets: budgets).run(current: head, baseline: base)
+    private func verdict() throws -> BudgetVerdict {
+        let budgets = try Budgets(bytes: Array(CheckFixture.budgets.utf8), path: "perf-budgets.json")
+        let head = try ReportFigures(bytes: Array(CheckFixture.head.utf8), path: "head.json")
+        let base = try ReportFigures(bytes: Array(CheckFixture.base.utf8), path: "base.json")
+        return try BudgetCheck(budgets: budgets).run(current: head, baseline: base)
     }
 
     @Test(arguments: GoldenFormat.allCases)
@@ -53,9 +54,9 @@ import Testing
     }
 
     @Test func junitEscapesHostileNames() throws {
-        let xml = Perf.BudgetVerdict(
+        let xml = BudgetVerdict(
             checks: [
-                Perf.BudgetVerdict.Check(
+                BudgetVerdict.Check(
                     subject: "a<b>&\"c'\u{1}", metric: "count", kind: .limit, status: .fail, level: .error,
                     unit: .count,
                     current: 2, expectation: "≤ 1", message: "]]> <x/>")
@@ -73,16 +74,16 @@ import Testing
 
     @Test func githubShowsTenAnnotationsPerLevelAndCountsTheRest() {
         let failing = (0..<25).map { index in
-            Perf.BudgetVerdict.Check(
+            BudgetVerdict.Check(
                 subject: "span\(index)", metric: "count", kind: .limit, status: .fail, level: .error, unit: .count,
                 current: 2, expectation: "≤ 1", site: "App/File.swift:\(index + 1)")
         }
         let warning = (0..<3).map { index in
-            Perf.BudgetVerdict.Check(
+            BudgetVerdict.Check(
                 subject: "slow\(index)", metric: "max", kind: .limit, status: .warn, level: .warn, unit: .milliseconds,
                 current: 2, expectation: "≤ 1ms")
         }
-        let lines = Perf.BudgetVerdict(checks: failing + warning, reports: ["r"]).githubCommands()
+        let lines = BudgetVerdict(checks: failing + warning, reports: ["r"]).githubCommands()
             .split(separator: "\n").map(String.init)
         #expect(lines.filter { $0.hasPrefix("::error ") }.count == 10)
         #expect(lines.filter { $0.hasPrefix("::warning ") }.count == 3)

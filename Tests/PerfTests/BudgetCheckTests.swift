@@ -1,14 +1,15 @@
 // Evaluation of budgets: rule precedence, every metric, minimum samples, every status, the exit
 // codes they add up to.
 import Perf
+@testable import PerfReport
 import Testing
 
 @Suite struct BudgetCheckTests {
     private func run(
-        _ json: String, _ head: Perf.ReportFigures, baseline: Perf.ReportFigures? = nil,
-        options: Perf.BudgetCheck.Options = .init()
-    ) throws -> Perf.BudgetVerdict {
-        try Perf.BudgetCheck(budgets: BudgetFixture.budgets(json), options: options).run(
+        _ json: String, _ head: ReportFigures, baseline: ReportFigures? = nil,
+        options: BudgetCheck.Options = .init()
+    ) throws -> BudgetVerdict {
+        try BudgetCheck(budgets: BudgetFixture.budgets(json), options: options).run(
             current: head, baseline: baseline)
     }
 
@@ -30,16 +31,16 @@ import Testing
     }
 
     /// Each metric against a limit just below and just above its value.
-    @Test(arguments: Perf.BudgetMetric.allCases)
-    func everyMetricIsChecked(metric: Perf.BudgetMetric) throws {
+    @Test(arguments: BudgetMetric.allCases)
+    func everyMetricIsChecked(metric: BudgetMetric) throws {
         let span = BudgetFixture.span(count: 1000, p50: 20, p95: 40, max: 90, overBudget: 50)
         let value = try #require(span.values[metric])
         let head = BudgetFixture.figures(["s": span])
-        let format = { (number: Double) in Perf.BudgetQuantity(number, metric.unit) }
+        let format = { (number: Double) in BudgetQuantity(number, metric.unit) }
         let limitValue = { (number: Double) -> String in
             metric.unit == .count ? format(number).description : "\"\(format(number))\""
         }
-        for (bound, expected) in [(value, Perf.BudgetVerdict.Status.pass), (value - 1, .fail)] {
+        for (bound, expected) in [(value, BudgetVerdict.Status.pass), (value - 1, .fail)] {
             let verdict = try run(
                 #"{"version":1,"spans":[{"match":"s","limits":{"\#(metric.rawValue)":{"max":\#(limitValue(bound))}}}]}"#,
                 head)
@@ -71,10 +72,10 @@ import Testing
         #expect(off.outcome == .pass)
     }
 
-    @Test(arguments: [(Perf.BudgetMetric.p50, 10), (.p90, 50), (.p95, 100), (.p99, 500), (.max, 1)])
-    func minimumSamplesAreAboutFiveBeyondTheQuantile(metric: Perf.BudgetMetric, needed: Int) throws {
+    @Test(arguments: [(BudgetMetric.p50, 10), (.p90, 50), (.p95, 100), (.p99, 500), (.max, 1)])
+    func minimumSamplesAreAboutFiveBeyondTheQuantile(metric: BudgetMetric, needed: Int) throws {
         #expect(metric.automaticMinimumSamples == Int64(needed))
-        for (count, expected) in [(needed - 1, Perf.BudgetVerdict.Status.insufficient), (needed, .pass)] where count > 0
+        for (count, expected) in [(needed - 1, BudgetVerdict.Status.insufficient), (needed, .pass)] where count > 0
         {
             let head = BudgetFixture.figures(["s": BudgetFixture.span(count: count)])
             let verdict = try run(
@@ -139,7 +140,7 @@ import Testing
         #expect {
             try run(timed, head)
         } throws: { error in
-            guard let error = error as? Perf.BudgetsError else { return false }
+            guard let error = error as? BudgetsError else { return false }
             return error.code == .debugBuild && error.description.contains("--allow-debug")
         }
         #expect(try run(timed, head, options: .init(allowDebug: true)).exitCode == 0)

@@ -1,29 +1,30 @@
 // The budgets file: unit strings, strictness, and errors that name the rule.
 import Perf
+@testable import PerfReport
 import Testing
 
 @Suite struct BudgetParsingTests {
     @Test(arguments: [
-        ("250ms", 250.0, Perf.BudgetQuantity.Unit.milliseconds), ("1.5s", 1500, .milliseconds),
+        ("250ms", 250.0, BudgetQuantity.Unit.milliseconds), ("1.5s", 1500, .milliseconds),
         ("800us", 0.8, .milliseconds), ("800µs", 0.8, .milliseconds), ("10%", 10, .percent), ("0ms", 0, .milliseconds),
     ])
-    func unitStringsParse(text: String, value: Double, unit: Perf.BudgetQuantity.Unit) throws {
-        let quantity = try #require(Perf.BudgetQuantity(parsing: text))
+    func unitStringsParse(text: String, value: Double, unit: BudgetQuantity.Unit) throws {
+        let quantity = try #require(BudgetQuantity(parsing: text))
         #expect(quantity.unit == unit)
         #expect(abs(quantity.value - value) < 1e-9)
     }
 
     @Test(arguments: ["250", "ms", "-5ms", "1e3ms", "nanms", "infs", "5 ms", "5min", "", "0x10ms", "1,5s"])
     func malformedUnitStringsAreRejected(text: String) {
-        #expect(Perf.BudgetQuantity(parsing: text) == nil)
+        #expect(BudgetQuantity(parsing: text) == nil)
     }
 
     @Test func quantitiesPrintAsTheFileWritesThem() {
-        #expect(Perf.BudgetQuantity(800, .milliseconds).description == "800ms")
-        #expect(Perf.BudgetQuantity(1500, .milliseconds).description == "1.5s")
-        #expect(Perf.BudgetQuantity(0.8, .milliseconds).description == "800us")
-        #expect(Perf.BudgetQuantity(12.5, .percent).description == "12.5%")
-        #expect(Perf.BudgetQuantity(200, .count).description == "200")
+        #expect(BudgetQuantity(800, .milliseconds).description == "800ms")
+        #expect(BudgetQuantity(1500, .milliseconds).description == "1.5s")
+        #expect(BudgetQuantity(0.8, .milliseconds).description == "800us")
+        #expect(BudgetQuantity(12.5, .percent).description == "12.5%")
+        #expect(BudgetQuantity(200, .count).description == "200")
     }
 
     @Test func theContractExampleParses() throws {
@@ -37,10 +38,10 @@ import Testing
              "hangs":{"count":{"max":0},"maxMs":{"max":"250ms"}}}
             """)
         #expect(budgets.spans.count == 2)
-        #expect(budgets.spans[0].limits[.p95]?.max == Perf.BudgetQuantity(800, .milliseconds))
+        #expect(budgets.spans[0].limits[.p95]?.max == BudgetQuantity(800, .milliseconds))
         #expect(budgets.spans[0].limits[.max]?.level == .warn)
-        #expect(budgets.spans[1].limits[.count]?.max == Perf.BudgetQuantity(200, .count))
-        #expect(budgets.hangs["maxMs"]?.max == Perf.BudgetQuantity(250, .milliseconds))
+        #expect(budgets.spans[1].limits[.count]?.max == BudgetQuantity(200, .count))
+        #expect(budgets.hangs["maxMs"]?.max == BudgetQuantity(250, .milliseconds))
         #expect(budgets.defaults.regression.maxIncreasePercent == 15)
         #expect(budgets.defaults.minSamples == .automatic)
     }
@@ -75,7 +76,7 @@ import Testing
         #expect {
             try BudgetFixture.budgets(json)
         } throws: { error in
-            guard let error = error as? Perf.BudgetsError else { return false }
+            guard let error = error as? BudgetsError else { return false }
             let text = error.description
             return error.code == .invalidBudgets && text.hasPrefix("invalid budgets file 'budgets.json': ")
                 && words.allSatisfy { text.contains($0) }
@@ -92,7 +93,7 @@ import Testing
         ])
         let budgets = try BudgetFixture.budgets(
             #"{"version":1,"spans":[{"match":"\#(pattern)","limits":{"count":{"min":1}}}]}"#)
-        let verdict = try Perf.BudgetCheck(budgets: budgets).run(current: head)
+        let verdict = try BudgetCheck(budgets: budgets).run(current: head)
         #expect(verdict.checks.filter { $0.kind == .limit }.map(\.subject).sorted() == expected)
         let unbudgeted = verdict.checks.filter { $0.status == .unbudgeted }.map(\.subject).sorted()
         #expect(unbudgeted == ["api.get", "api.v2.put"].filter { !expected.contains($0) })
@@ -103,9 +104,9 @@ import Testing
             #"{"version":1,"spans":[{"match":"api.*","limits":{"count":{"min":1}}},{"match":"apl.*","limits":{}}]}"#)
         let head = BudgetFixture.figures(["api.get": BudgetFixture.span(count: 1)])
         #expect {
-            try Perf.BudgetCheck(budgets: budgets).run(current: head)
+            try BudgetCheck(budgets: budgets).run(current: head)
         } throws: { error in
-            (error as? Perf.BudgetsError)?.description.contains("spans[1] (\"apl.*\"): matches no span") == true
+            (error as? BudgetsError)?.description.contains("spans[1] (\"apl.*\"): matches no span") == true
         }
     }
 }

@@ -1,6 +1,7 @@
 // Regressions against a baseline: both floors, count-from-zero, improvements, environment
 // mismatch, aggregation of several runs, and `compare`.
 import Perf
+@testable import PerfReport
 import Testing
 
 @Suite struct BudgetRegressionTests {
@@ -8,8 +9,8 @@ import Testing
 
     private func verdict(
         head: Double, base: Double, n: Int = 200, failOnImprovement: Bool = false, budgets: String? = nil
-    ) throws -> Perf.BudgetVerdict {
-        let check = Perf.BudgetCheck(
+    ) throws -> BudgetVerdict {
+        let check = BudgetCheck(
             budgets: try BudgetFixture.budgets(budgets ?? self.budgets),
             options: .init(failOnImprovement: failOnImprovement))
         return try check.run(
@@ -19,12 +20,12 @@ import Testing
 
     /// Default floors: +15 % and +2 ms, both needed.
     @Test(arguments: [
-        (100.0, 100.0, Perf.BudgetVerdict.Status.pass), (114, 100, .pass), (116, 100, .fail),
+        (100.0, 100.0, BudgetVerdict.Status.pass), (114, 100, .pass), (116, 100, .fail),
         (10, 8, .pass),  // +25 % but only +2 ms: under the absolute floor
         (10.5, 8, .fail), (1.9, 1, .pass),  // +90 % but +0.9 ms
         (80, 100, .improved), (99, 100, .pass),
     ])
-    func aRegressionMustExceedBothFloors(head: Double, base: Double, expected: Perf.BudgetVerdict.Status) throws {
+    func aRegressionMustExceedBothFloors(head: Double, base: Double, expected: BudgetVerdict.Status) throws {
         let verdict = try verdict(head: head, base: base)
         let check = try #require(BudgetFixture.check(verdict, "api.get", "p50", .regression))
         #expect(check.status == expected)
@@ -63,18 +64,18 @@ import Testing
         )
         let head = BudgetFixture.figures(["s": BudgetFixture.span(count: 100, overBudget: 1)], hangs: 1)
         let base = BudgetFixture.figures(["s": BudgetFixture.span(count: 100, overBudget: 0)], hangs: 0)
-        let verdict = try Perf.BudgetCheck(budgets: budgets).run(current: head, baseline: base)
+        let verdict = try BudgetCheck(budgets: budgets).run(current: head, baseline: base)
         #expect(BudgetFixture.check(verdict, "s", "overBudget", .regression)?.status == .fail)
         #expect(BudgetFixture.check(verdict, "hangs", "count", .regression)?.status == .fail)
         #expect(verdict.exitCode == 1)
-        let same = try Perf.BudgetCheck(budgets: budgets).run(current: base, baseline: base)
+        let same = try BudgetCheck(budgets: budgets).run(current: base, baseline: base)
         #expect(same.exitCode == 0)
     }
 
     @Test func aRequiredBaselineThatIsAbsentIsIncomplete() throws {
         let budgets = try BudgetFixture.budgets(
             #"{"version":1,"defaults":{"regression":{"requireBaseline":true}},"spans":[{"match":"s","limits":{}}]}"#)
-        let verdict = try Perf.BudgetCheck(budgets: budgets).run(
+        let verdict = try BudgetCheck(budgets: budgets).run(
             current: BudgetFixture.figures(["s": BudgetFixture.span(count: 1)]))
         #expect(BudgetFixture.check(verdict, "baseline", "", .presence)?.status == .missing)
         #expect(verdict.exitCode == 4)
@@ -84,7 +85,7 @@ import Testing
         let parsed = try BudgetFixture.budgets(budgets)
         let head = BudgetFixture.figures(["api.get": BudgetFixture.span(count: 200)], cpu: "cpu-a")
         let base = BudgetFixture.figures(["api.get": BudgetFixture.span(count: 200)], cpu: "cpu-b")
-        let verdict = try Perf.BudgetCheck(budgets: parsed).run(current: head, baseline: base)
+        let verdict = try BudgetCheck(budgets: parsed).run(current: head, baseline: base)
         #expect(verdict.warnings.count == 1)
         #expect(verdict.warnings[0].contains("cpuModel is 'cpu-a', the baseline's is 'cpu-b'"))
         #expect(verdict.outcome == .warn)
@@ -92,14 +93,14 @@ import Testing
     }
 
     @Test(arguments: [
-        (Perf.ReportFigures.Aggregation.median, 20.0), (.optimistic, 10), (.pessimistic, 90),
+        (ReportFigures.Aggregation.median, 20.0), (.optimistic, 10), (.pessimistic, 90),
     ])
-    func aggregationCombinesRunsMetricByMetric(aggregation: Perf.ReportFigures.Aggregation, p50: Double) {
+    func aggregationCombinesRunsMetricByMetric(aggregation: ReportFigures.Aggregation, p50: Double) {
         let runs = [10.0, 90, 20].map { BudgetFixture.figures(["s": BudgetFixture.span(count: 100, p50: $0)]) }
-        let combined = Perf.ReportFigures.aggregate(runs, by: aggregation)
+        let combined = ReportFigures.aggregate(runs, by: aggregation)
         #expect(combined.spans["s"]?.values[.p50] == p50)
         #expect(combined.spans["s"]?.count == 100)
-        let even = Perf.ReportFigures.aggregate(Array(runs.prefix(2)), by: .median)
+        let even = ReportFigures.aggregate(Array(runs.prefix(2)), by: .median)
         #expect(even.spans["s"]?.values[.p50] == 50)
     }
 
@@ -109,7 +110,7 @@ import Testing
             path: "base.json")
         let head = BudgetFixture.figures(
             ["fast": BudgetFixture.span(count: 200, p50: 20, p95: 21), "new": BudgetFixture.span(count: 5)])
-        let verdict = Perf.BudgetComparison().compare(base: base, head: head)
+        let verdict = BudgetComparison().compare(base: base, head: head)
         #expect(BudgetFixture.check(verdict, "fast", "p50", .regression)?.status == .fail)
         #expect(BudgetFixture.check(verdict, "fast", "p95", .regression)?.status == .pass)
         #expect(BudgetFixture.check(verdict, "gone", "", .presence)?.status == .missing)

@@ -5,6 +5,7 @@ import PerfCore
 import Testing
 
 @testable import Perf
+@testable import PerfReport
 
 @Suite struct DiagnosticsTests {
     @Test func parsesStatusStatAndPressureText() {
@@ -128,7 +129,7 @@ extension PerfGlobalStateTests {
             let written = try [UInt8](Data(contentsOf: output))
             // The CLI's `build --dir` runs this same builder on the same directory.
             #expect(written == (try Perf.ReportBuilder(directory: directory.url).build()))
-            let summary = try Perf.ReportSummary(bytes: written, path: output.path)
+            let summary = try ReportSummary(bytes: written, path: output.path)
             #expect(summary.spans.contains { $0.name == "report.span" && $0.overBudget == 1 })
             #expect(summary.sessions.first?.status == "active")
         }

@@ -4,18 +4,19 @@ import Foundation
 import Testing
 
 @testable import Perf
+@testable import PerfReport
 
 @Suite struct ExportChromeTests {
     static func trace(intervals: Bool = true) throws -> (document: [String: Any], events: [[String: Any]]) {
         let document = try ExportFixture.json(
-            Perf.ChromeTraceExport.render(try ExportFixture.input(intervals: intervals)))
+            ChromeTraceExport.render(try ExportFixture.input(intervals: intervals)))
         return (document, try #require(document["traceEvents"] as? [[String: Any]]))
     }
 
     static func number(_ value: Any?) -> Double { (value as? NSNumber)?.doubleValue ?? .nan }
 
     @Test func fixtureMatchesTheGoldenFile() throws {
-        try ExportFixture.expectGolden(Perf.ChromeTraceExport.render(try ExportFixture.input()), "golden.chrome.json")
+        try ExportFixture.expectGolden(ChromeTraceExport.render(try ExportFixture.input()), "golden.chrome.json")
     }
 
     @Test(arguments: [true, false])
@@ -125,9 +126,9 @@ import Testing
 
     @Test func outputIsDeterministic() throws {
         let input = try ExportFixture.input()
-        #expect(Perf.ChromeTraceExport.render(input) == Perf.ChromeTraceExport.render(input))
-        let reread = try Perf.ExportInput(bytes: ExportFixture.report(), path: "other.json")
-        #expect(Perf.ChromeTraceExport.render(reread) == Perf.ChromeTraceExport.render(input))
+        #expect(ChromeTraceExport.render(input) == ChromeTraceExport.render(input))
+        let reread = try ExportInput(bytes: ExportFixture.report(), path: "other.json")
+        #expect(ChromeTraceExport.render(reread) == ChromeTraceExport.render(input))
     }
 
     @Test func lanesNestAndMoveSlicesOnlyWithinTheirSlack() {

@@ -4,10 +4,11 @@ import Foundation
 import Testing
 
 @testable import Perf
+@testable import PerfReport
 
 @Suite struct ExportHTMLLayoutTests {
     /// A report holding one session's flight recorder: `(tid, startNs, durationNs)` per span.
-    static func input(_ spans: [(Int64, Int64, Int64)], budgetMs: Double? = nil) throws -> Perf.ExportInput {
+    static func input(_ spans: [(Int64, Int64, Int64)], budgetMs: Double? = nil) throws -> ExportInput {
         var text = #"{"schema":"perf-report","schemaVersion":1,"sessions":[{"id":"s1","status":"active"}],"#
         text += #""spans":{},"intervals":[{"session":"s1","epochUnixMs":1796216400000,"threads":[],"spans":["#
         text += spans.map { tid, start, duration in
@@ -15,7 +16,7 @@ import Testing
                 + (budgetMs.map { #","budgetMs":\#($0)}"# } ?? "}")
         }.joined(separator: ",")
         text += "]}]}"
-        return try Perf.ExportInput(bytes: Array(text.utf8), path: "layout.json")
+        return try ExportInput(bytes: Array(text.utf8), path: "layout.json")
     }
 
     @Test func longRecordingsShowTheMostRecentWindowAndSayWhatIsLeftOut() throws {
@@ -27,7 +28,7 @@ import Testing
         #expect(drawn.count == 121 && block.olderThanWindow == 479, "the span ending as the window starts is kept")
         #expect(drawn.allSatisfy { HTMLTimelineLayout.end($0.interval) >= block.windowStart })
         let timeline = HTMLStructure.section(
-            "timeline", in: String(decoding: Perf.HTMLExport.render(input), as: UTF8.self))
+            "timeline", in: String(decoding: HTMLExport.render(input), as: UTF8.self))
         #expect(timeline.contains("showing the most recent 2m of 9m 59s; 479 earlier spans not drawn."))
         #expect(HTMLStructure.occurrences(of: "<rect class=\"span", in: timeline) == 121)
     }
@@ -40,7 +41,7 @@ import Testing
         #expect(layout.overRectCap == 5_000)
         let oldestDrawn = layout.blocks.flatMap { $0.lanes.flatMap(\.spans) }.map(\.interval.startUnixNanos).min()
         #expect(oldestDrawn == input.intervals[5_000].startUnixNanos)
-        let page = String(decoding: Perf.HTMLExport.render(input), as: UTF8.self)
+        let page = String(decoding: HTMLExport.render(input), as: UTF8.self)
         #expect(HTMLStructure.occurrences(of: "<rect class=\"span", in: page) == HTMLTimelineLayout.maximumSpanRects)
         #expect(page.contains("5,000 older spans not drawn; the page draws at most 20,000 spans."))
         #expect(page.utf8.count < 4_000_000, "page is \(page.utf8.count) bytes")
@@ -69,7 +70,7 @@ import Testing
 
     @Test(arguments: [1_000 as Int64, 942_442_000, 1_000_000_000, 7_300_000_000, 120_000_000_000])
     func axisTicksAreRoundAndReadable(windowNanos: Int64) {
-        let ticks = Perf.HTMLExport.axisTicks(windowNanos: windowNanos)
+        let ticks = HTMLExport.axisTicks(windowNanos: windowNanos)
         #expect((5...9).contains(ticks.count), "\(ticks.count) ticks for \(windowNanos) ns")
         #expect(ticks.first?.1 == "0" && ticks.allSatisfy { $0.0 <= windowNanos })
         let step = ticks[1].0
@@ -77,21 +78,21 @@ import Testing
         #expect(["1", "2", "5"].contains(leading), "step \(step)")
         for (offset, label) in ticks.dropFirst() {
             // `+1m 20s` past a minute; otherwise the budgets file's notation, within rounding.
-            let parsed = Perf.BudgetQuantity(parsing: String(label.dropFirst()))?.value
+            let parsed = BudgetQuantity(parsing: String(label.dropFirst()))?.value
             #expect(
                 parsed.map { abs($0 * 1e6 - Double(offset)) <= Double(offset) * 0.01 } ?? (offset >= 60_000_000_000))
         }
     }
 
     @Test func histogramAxisIsLogarithmicAndAtLeastADecade() {
-        let axis = Perf.HTMLExport.LogAxis(minNanos: 2_000_000, maxNanos: 3_000_000, budgetNanos: nil)
+        let axis = HTMLExport.LogAxis(minNanos: 2_000_000, maxNanos: 3_000_000, budgetNanos: nil)
         #expect(axis.upperNanos / axis.lowerNanos >= 9.999)
         #expect(abs(axis.x(axis.lowerNanos) - 10) < 1e-9 && abs(axis.x(axis.upperNanos) - 390) < 1e-9)
         let middle = (axis.lowerNanos * axis.upperNanos).squareRoot()
         #expect(abs(axis.x(middle) - 200) < 1e-6, "the geometric mean sits in the middle")
-        let withBudget = Perf.HTMLExport.LogAxis(minNanos: 2_000_000, maxNanos: 3_000_000, budgetNanos: 250_000_000)
+        let withBudget = HTMLExport.LogAxis(minNanos: 2_000_000, maxNanos: 3_000_000, budgetNanos: 250_000_000)
         #expect(withBudget.upperNanos > 250_000_000, "the budget line always fits on the axis")
-        #expect(withBudget.bin(0) == 0 && withBudget.bin(1e300) == Perf.HTMLExport.HistogramGeometry.bins - 1)
+        #expect(withBudget.bin(0) == 0 && withBudget.bin(1e300) == HTMLExport.HistogramGeometry.bins - 1)
     }
 
     @Test(arguments: [
@@ -100,7 +101,7 @@ import Testing
         (1e300, "277777777777h 46m"), (.infinity, "–"),
     ])
     func durationsHaveThreeSignificantDigits(ms: Double, text: String) {
-        #expect(Perf.HTMLExport.duration(ms: ms) == text)
+        #expect(HTMLExport.duration(ms: ms) == text)
     }
 
     @Test func escapingLeavesPlainTextAloneAndNeutralisesMarkup() {

@@ -6,6 +6,7 @@ import PerfCore
 import Testing
 
 @testable import Perf
+@testable import PerfReport
 
 enum HTMLFixture {
     /// 2026-12-02T13:00:00.000Z.
@@ -185,12 +186,12 @@ enum HTMLFixture {
         [UInt8](try JSONSerialization.data(withJSONObject: report, options: [.sortedKeys]))
     }
 
-    static func input(_ shape: Shape = Shape()) throws -> Perf.ExportInput {
-        try Perf.ExportInput(bytes: bytes(report(shape)), path: "/tmp/fixture/performance-report.json")
+    static func input(_ shape: Shape = Shape()) throws -> ExportInput {
+        try ExportInput(bytes: bytes(report(shape)), path: "/tmp/fixture/performance-report.json")
     }
 
     static func page(_ shape: Shape = Shape()) throws -> String {
-        String(decoding: Perf.HTMLExport.render(try input(shape)), as: UTF8.self)
+        String(decoding: HTMLExport.render(try input(shape)), as: UTF8.self)
     }
 }
 

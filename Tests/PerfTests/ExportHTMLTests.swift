@@ -5,6 +5,7 @@ import PerfCore
 import Testing
 
 @testable import Perf
+@testable import PerfReport
 
 @Suite struct ExportHTMLTests {
     @Test func pageIsOneSelfContainedHTML5Document() throws {
@@ -23,7 +24,7 @@ import Testing
     @Test func timelineDrawsOneRectPerIntervalColouredByOutcome() throws {
         let input = try HTMLFixture.input()
         let timeline = HTMLStructure.section(
-            "timeline", in: String(decoding: Perf.HTMLExport.render(input), as: UTF8.self))
+            "timeline", in: String(decoding: HTMLExport.render(input), as: UTF8.self))
         #expect(input.intervals.count > 600)
         #expect(HTMLStructure.occurrences(of: "<rect class=\"span", in: timeline) == input.intervals.count)
         let failed = input.intervals.filter { $0.exit != "success" }.count
@@ -58,16 +59,16 @@ import Testing
     @Test func histogramBudgetLineSitsAtTheBudgetOnTheLogAxis() throws {
         let input = try HTMLFixture.input()
         let section = HTMLStructure.section(
-            "histograms", in: String(decoding: Perf.HTMLExport.render(input), as: UTF8.self))
+            "histograms", in: String(decoding: HTMLExport.render(input), as: UTF8.self))
         let charts = section.components(separatedBy: "<svg class=\"histogram\"").dropFirst()
-        #expect(charts.count == min(input.spans.count, Perf.HTMLExport.maximumHistograms))
+        #expect(charts.count == min(input.spans.count, HTMLExport.maximumHistograms))
         var checked = 0
         for chart in charts.map({ $0.components(separatedBy: "</svg>")[0] }) {
             let lower = try #require(Double(Self.attribute("data-lo-ns", in: chart)))
             let upper = try #require(Double(Self.attribute("data-hi-ns", in: chart)))
             guard chart.contains("class=\"budget\"") else { continue }
             let label = try #require(chart.components(separatedBy: "budget ").last?.prefix { $0 != "<" })
-            let budgetMs = try #require(Perf.BudgetQuantity(parsing: String(label))?.value)
+            let budgetMs = try #require(BudgetQuantity(parsing: String(label))?.value)
             let x = try #require(Double(Self.attribute("x1", in: chart.components(separatedBy: "class=\"budget\"")[1])))
             let expected = 10 + (log10(budgetMs * 1e6) - log10(lower)) / (log10(upper) - log10(lower)) * 380
             #expect(abs(x - expected) < 0.2, "budget \(budgetMs) ms drawn at \(x), expected \(expected)")
@@ -81,20 +82,20 @@ import Testing
         let sessions = HTMLStructure.section("sessions", in: try HTMLFixture.page())
         #expect(sessions.contains("<span class=\"badge status-crashed\">crashed</span>"))
         #expect(sessions.contains("<span class=\"badge status-terminated\">terminated</span>"))
-        #expect(Perf.HTMLExport.style.contains(".badge.status-crashed{background:var(--hang)}"))
-        #expect(Perf.HTMLExport.style.contains("--hang:#d92d20"))
+        #expect(HTMLExport.style.contains(".badge.status-crashed{background:var(--hang)}"))
+        #expect(HTMLExport.style.contains("--hang:#d92d20"))
     }
 
     @Test func slowestEventsAreListedLongestFirst() throws {
         let slowest = HTMLStructure.section("slowest", in: try HTMLFixture.page())
         let rows = slowest.components(separatedBy: "<tr>").dropFirst(2)
-        #expect(rows.count == Perf.HTMLExport.slowestEventCount)
+        #expect(rows.count == HTMLExport.slowestEventCount)
         let durations = rows.compactMap { row -> Double? in
             // The third cell: kind, name, duration.
             let cells = row.components(separatedBy: "</td>")
             guard cells.count > 2 else { return nil }
             let text = cells[2].drop { $0 != ">" }.dropFirst()
-            return Perf.BudgetQuantity(parsing: String(text))?.value
+            return BudgetQuantity(parsing: String(text))?.value
         }
         #expect(durations.count == rows.count)
         #expect(durations == durations.sorted(by: >))
@@ -141,7 +142,7 @@ import Testing
     @Test func emptyReportRendersAPageThatSaysSo() throws {
         let bytes = Array(#"{"schema":"perf-report","schemaVersion":1,"sessions":[],"spans":{}}"#.utf8)
         let page = String(
-            decoding: Perf.HTMLExport.render(try Perf.ExportInput(bytes: bytes, path: "empty.json")), as: UTF8.self)
+            decoding: HTMLExport.render(try ExportInput(bytes: bytes, path: "empty.json")), as: UTF8.self)
         #expect(HTMLStructure.problems(page) == [])
         for notice in [
             "No sessions in this report.", "No span intervals in this report", "No spans in this report.",
@@ -154,15 +155,15 @@ import Testing
 
     @Test func sameReportGivesTheSameBytes() throws {
         let bytes = try HTMLFixture.bytes(HTMLFixture.report())
-        let first = Perf.HTMLExport.render(try Perf.ExportInput(bytes: bytes, path: "a/performance-report.json"))
-        let second = Perf.HTMLExport.render(try Perf.ExportInput(bytes: bytes, path: "b/performance-report.json"))
+        let first = HTMLExport.render(try ExportInput(bytes: bytes, path: "a/performance-report.json"))
+        let second = HTMLExport.render(try ExportInput(bytes: bytes, path: "b/performance-report.json"))
         #expect(first == second)
     }
 
     @Test func smallReportMatchesTheGoldenPage() throws {
         let golden = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .appendingPathComponent("Fixtures/html/golden.html")
-        let bytes = Perf.HTMLExport.render(try HTMLFixture.input(HTMLFixture.Shape(spansPerSession: 12)))
+        let bytes = HTMLExport.render(try HTMLFixture.input(HTMLFixture.Shape(spansPerSession: 12)))
         if ProcessInfo.processInfo.environment["PERF_UPDATE_GOLDEN"] == "1" {
             try FileManager.default.createDirectory(
                 at: golden.deletingLastPathComponent(), withIntermediateDirectories: true)
@@ -184,8 +185,8 @@ import Testing
                 round % 2 == 0
                 ? ReportFuzzTests.mutate(bytes, using: &random)
                 : try HTMLFixture.bytes(Self.mutateValues(report, using: &random) as? [String: Any] ?? [:])
-            guard let input = try? Perf.ExportInput(bytes: mutated, path: "fuzz.json") else { continue }
-            let page = String(decoding: Perf.HTMLExport.render(input), as: UTF8.self)
+            guard let input = try? ExportInput(bytes: mutated, path: "fuzz.json") else { continue }
+            let page = String(decoding: HTMLExport.render(input), as: UTF8.self)
             #expect(page.hasPrefix("<!doctype html>") && HTMLStructure.problems(page).isEmpty, "seed \(seed)")
             rendered += 1
         }
@@ -235,11 +236,11 @@ import Testing
             ("fixture", try HTMLFixture.input()),
             ("hostile", try HTMLFixture.input(HTMLFixture.Shape(spansPerSession: 60, hostile: true))),
             ("old-report", try HTMLFixture.input(HTMLFixture.Shape(intervals: false))),
-            ("empty", try Perf.ExportInput(bytes: empty, path: "empty.json")),
+            ("empty", try ExportInput(bytes: empty, path: "empty.json")),
         ]
         for (name, input) in pages {
             let url = directory.appendingPathComponent(name + ".html")
-            let bytes = Perf.HTMLExport.render(input)
+            let bytes = HTMLExport.render(input)
             try Data(bytes).write(to: url)
             #expect(try [UInt8](Data(contentsOf: url)) == bytes)
         }

@@ -4,6 +4,7 @@ import Foundation
 import Testing
 
 @testable import Perf
+@testable import PerfReport
 
 @Suite struct ExportInputTests {
     @Test func committedFixtureIsTheOneBuiltInCode() throws {
@@ -47,7 +48,7 @@ import Testing
         object["ledger"] = [
             "events": [ExportFixture.line("session", "start", session: "x", atMs: ExportFixture.epochA)]
         ]
-        let bare = try Perf.ExportInput(bytes: ExportFixture.bytes(object), path: "bare.json")
+        let bare = try ExportInput(bytes: ExportFixture.bytes(object), path: "bare.json")
         #expect(!bare.hasTraceEvents)
         #expect(!bare.spans.isEmpty, "histograms are still there for metrics")
     }
@@ -78,7 +79,7 @@ import Testing
                 ["kind": "note", "name": "1969", "session": "s", "ts": "1969-12-31T23:59:59.000Z"],
             ]
         ]
-        let input = try Perf.ExportInput(bytes: ExportFixture.bytes(object), path: "bounds.json")
+        let input = try ExportInput(bytes: ExportFixture.bytes(object), path: "bounds.json")
         #expect(input.intervals.map(\.name) == ["ok"])
         #expect(input.events.map(\.name) == ["endless"])
         #expect(input.events.first?.durationMs == nil, "an impossible duration reads as none")
@@ -114,10 +115,10 @@ import Testing
                 round.isMultiple(of: 2)
                 ? ReportFuzzTests.mutate(original, using: &random)
                 : ExportFixture.bytes(Self.mutate(object, using: &random) as? [String: Any] ?? object)
-            guard let input = try? Perf.ExportInput(bytes: bytes, path: "fuzz.json") else { continue }
-            let chrome = Perf.ChromeTraceExport.render(input)
-            let otlp = Perf.OTLPExport.render(input)
-            let metrics = Perf.PrometheusExport.render(input)
+            guard let input = try? ExportInput(bytes: bytes, path: "fuzz.json") else { continue }
+            let chrome = ChromeTraceExport.render(input)
+            let otlp = OTLPExport.render(input)
+            let metrics = PrometheusExport.render(input)
             #expect((try? JSONSerialization.jsonObject(with: Data(chrome))) != nil, "chrome is JSON (seed \(seed))")
             #expect((try? JSONSerialization.jsonObject(with: Data(otlp))) != nil, "otlp is JSON (seed \(seed))")
             #expect(PrometheusGrammar.problems(metrics).isEmpty, "prometheus grammar (seed \(seed))")

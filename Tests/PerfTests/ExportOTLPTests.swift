@@ -4,11 +4,12 @@ import Foundation
 import Testing
 
 @testable import Perf
+@testable import PerfReport
 
 @Suite struct ExportOTLPTests {
     /// The resources of the fixture's export, with each one's spans.
     static func resources(intervals: Bool = true) throws -> [(attributes: [String: Any], spans: [[String: Any]])] {
-        let document = try ExportFixture.json(Perf.OTLPExport.render(try ExportFixture.input(intervals: intervals)))
+        let document = try ExportFixture.json(OTLPExport.render(try ExportFixture.input(intervals: intervals)))
         let resources = try #require(document["resourceSpans"] as? [[String: Any]])
         return try resources.map { resource in
             let attributes = try #require((resource["resource"] as? [String: Any])?["attributes"] as? [[String: Any]])
@@ -49,7 +50,7 @@ import Testing
     }
 
     @Test func fixtureMatchesTheGoldenFile() throws {
-        try ExportFixture.expectGolden(Perf.OTLPExport.render(try ExportFixture.input()), "golden.otlp.json")
+        try ExportFixture.expectGolden(OTLPExport.render(try ExportFixture.input()), "golden.otlp.json")
     }
 
     @Test(arguments: [true, false])

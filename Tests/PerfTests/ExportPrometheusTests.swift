@@ -4,6 +4,7 @@ import Foundation
 import Testing
 
 @testable import Perf
+@testable import PerfReport
 
 /// A strict reader of text exposition 0.0.4 as node_exporter's textfile collector takes it.
 enum PrometheusGrammar {
@@ -153,12 +154,12 @@ enum PrometheusGrammar {
 
 @Suite struct ExportPrometheusTests {
     @Test func fixtureMatchesTheGoldenFile() throws {
-        try ExportFixture.expectGolden(Perf.PrometheusExport.render(try ExportFixture.input()), "golden.prom")
+        try ExportFixture.expectGolden(PrometheusExport.render(try ExportFixture.input()), "golden.prom")
     }
 
     @Test(arguments: [true, false])
     func everyLineFollowsTheGrammar(intervals: Bool) throws {
-        let bytes = Perf.PrometheusExport.render(try ExportFixture.input(intervals: intervals))
+        let bytes = PrometheusExport.render(try ExportFixture.input(intervals: intervals))
         #expect(PrometheusGrammar.problems(bytes) == [])
         let text = String(decoding: bytes, as: UTF8.self)
         for family in [
@@ -186,7 +187,7 @@ enum PrometheusGrammar {
 
     @Test func histogramsAreCumulativeAndMatchTheSpanStatistics() throws {
         let input = try ExportFixture.input()
-        let samples = PrometheusGrammar.samples(Perf.PrometheusExport.render(input))
+        let samples = PrometheusGrammar.samples(PrometheusExport.render(input))
         let buckets = samples.filter {
             $0.name == "perf_span_duration_seconds_bucket" && $0.labels["span"] == "api.get"
         }
@@ -197,7 +198,7 @@ enum PrometheusGrammar {
         for (bound, count) in expected {
             #expect(buckets.first { $0.labels["le"] == bound }?.value == count, "le \(bound)")
         }
-        #expect(buckets.count == Perf.PrometheusExport.bounds.count + 1)
+        #expect(buckets.count == PrometheusExport.bounds.count + 1)
         let sum = samples.first { $0.name == "perf_span_duration_seconds_sum" && $0.labels["span"] == "api.get" }
         #expect(abs((sum.flatMap { Double($0.value) } ?? 0) - 0.0369) < 1e-9)
         #expect(
@@ -209,7 +210,7 @@ enum PrometheusGrammar {
     }
 
     @Test func hostileNamesAreEscapedAndReadBack() throws {
-        let bytes = Perf.PrometheusExport.render(try ExportFixture.input())
+        let bytes = PrometheusExport.render(try ExportFixture.input())
         let text = String(decoding: bytes, as: UTF8.self)
         #expect(text.contains(#"span="a\"b\\c\nd""#))
         #expect(text.contains(#"app="my\"service""#))
@@ -219,7 +220,7 @@ enum PrometheusGrammar {
     }
 
     @Test func totalsSessionsMemoryAndIdentity() throws {
-        let samples = PrometheusGrammar.samples(Perf.PrometheusExport.render(try ExportFixture.input()))
+        let samples = PrometheusGrammar.samples(PrometheusExport.render(try ExportFixture.input()))
         func value(_ name: String, _ labels: [String: String] = [:]) -> String? {
             samples.first { sample in
                 sample.name == name && labels.allSatisfy { sample.labels[$0.key] == $0.value }

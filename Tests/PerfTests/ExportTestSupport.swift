@@ -7,6 +7,7 @@ import PerfCore
 import Testing
 
 @testable import Perf
+@testable import PerfReport
 
 enum ExportFixture {
     static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
@@ -181,8 +182,8 @@ enum ExportFixture {
     /// The fixture report's bytes.
     static func report(intervals: Bool = true) -> [UInt8] { bytes(reportObject(intervals: intervals)) }
 
-    static func input(intervals: Bool = true) throws -> Perf.ExportInput {
-        try Perf.ExportInput(bytes: report(intervals: intervals), path: "fixture.json")
+    static func input(intervals: Bool = true) throws -> ExportInput {
+        try ExportInput(bytes: report(intervals: intervals), path: "fixture.json")
     }
 
     /// Compares `bytes` with the golden file `name` in Fixtures/export (rewritten when

@@ -4,6 +4,7 @@ import Foundation
 import Testing
 
 @testable import Perf
+@testable import PerfReport
 
 @Suite struct GoogleBenchmarkInputTests {
     /// What `--benchmark_format=json --benchmark_repetitions=3` writes (trimmed): iteration
@@ -52,8 +53,8 @@ import Testing
         }
         """#
 
-    static func figures(_ text: String = sample, path: String = "bench.json") throws -> Perf.ReportFigures {
-        try Perf.ReportFigures(bytes: Array(text.utf8), path: path)
+    static func figures(_ text: String = sample, path: String = "bench.json") throws -> ReportFigures {
+        try ReportFigures(bytes: Array(text.utf8), path: path)
     }
 
     @Test func aggregatesBecomePercentilesInMilliseconds() throws {
@@ -103,12 +104,12 @@ import Testing
 
     @Test func performanceReportsAreNotTakenForBenchmarks() throws {
         let golden = try [UInt8](Data(contentsOf: ReportFixture.golden))
-        #expect(Perf.ReportFigures.googleBenchmarkObject(golden) == nil)
-        let figures = try Perf.ReportFigures(bytes: golden, path: "golden.json")
+        #expect(ReportFigures.googleBenchmarkObject(golden) == nil)
+        let figures = try ReportFigures(bytes: golden, path: "golden.json")
         #expect(!figures.spans.isEmpty)
         // A report whose object merely mentions the key is still read as a report.
         let mentioning = #"{"benchmarks": [], "schema": "perf-report"}"#
-        #expect(Perf.ReportFigures.googleBenchmarkObject(Array(mentioning.utf8)) == nil)
+        #expect(ReportFigures.googleBenchmarkObject(Array(mentioning.utf8)) == nil)
     }
 
     @Test(arguments: [
@@ -145,7 +146,7 @@ import Testing
                        {"match": "*/items_per_second", "limits": {"count": {"min": 600000}}},
                        {"match": "BM_Broken", "limits": {"count": {"min": 1}}}]}
             """#)
-        let verdict = try Perf.BudgetCheck(budgets: budgets).run(current: figures)
+        let verdict = try BudgetCheck(budgets: budgets).run(current: figures)
         #expect(BudgetFixture.check(verdict, "BM_Parse/64", "p50")?.status == .pass)
         #expect(BudgetFixture.check(verdict, "BM_Parse/64", "p99")?.status == .fail)
         #expect(BudgetFixture.check(verdict, "BM_Parse/64/items_per_second", "count")?.status == .pass)
@@ -162,7 +163,7 @@ import Testing
         var rejected = 0
         for _ in 0..<400 {
             do {
-                let figures = try Perf.ReportFigures(
+                let figures = try ReportFigures(
                     bytes: ReportFuzzTests.mutate(sample, using: &random), path: "fuzz.json")
                 for span in figures.spans.values { _ = span.count }
                 read += 1

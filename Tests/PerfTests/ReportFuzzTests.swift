@@ -4,6 +4,7 @@ import Foundation
 import Testing
 
 @testable import Perf
+@testable import PerfReport
 
 @Suite struct ReportFuzzTests {
     /// Flips, deletes, duplicates and inserts bytes.
@@ -38,7 +39,7 @@ import Testing
             do {
                 let bytes = try Perf.ReportBuilder(directory: copy.url).build()
                 // Whatever went in, what comes out is a report the summary accepts.
-                _ = try Perf.ReportSummary(bytes: bytes, path: "fuzz.json")
+                _ = try ReportSummary(bytes: bytes, path: "fuzz.json")
                 built += 1
             } catch {
                 #expect(error.code == .invalidLedger, "unexpected \(error) (seed \(seed))")
@@ -54,7 +55,7 @@ import Testing
         var rejected = 0
         for _ in 0..<3_000 {
             do {
-                let summary = try Perf.ReportSummary(bytes: Self.mutate(report, using: &random), path: "fuzz.json")
+                let summary = try ReportSummary(bytes: Self.mutate(report, using: &random), path: "fuzz.json")
                 _ = summary.text
                 _ = summary.json
             } catch {

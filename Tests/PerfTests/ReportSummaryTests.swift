@@ -3,12 +3,13 @@ import Foundation
 import Testing
 
 @testable import Perf
+@testable import PerfReport
 
 @Suite struct ReportSummaryTests {
     private func golden() throws -> [UInt8] { try [UInt8](Data(contentsOf: ReportFixture.golden)) }
 
     @Test func textShowsSpansByP95HangsWithCulpritsAndSessions() throws {
-        let summary = try Perf.ReportSummary(bytes: golden(), path: "golden.json")
+        let summary = try ReportSummary(bytes: golden(), path: "golden.json")
         #expect(zip(summary.spans, summary.spans.dropFirst()).allSatisfy { $0.p95Ms >= $1.p95Ms })
         let text = summary.text
         #expect(text.contains("myservice 1.4.0 (build 812)"))
@@ -19,7 +20,7 @@ import Testing
     }
 
     @Test func jsonFormatIsVersionedAndParses() throws {
-        let summary = try Perf.ReportSummary(bytes: golden(), path: "golden.json")
+        let summary = try ReportSummary(bytes: golden(), path: "golden.json")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(summary.json.utf8)) as? [String: Any])
         #expect(object["schema"] as? String == "perf-report-summary")
         #expect(object["schemaVersion"] as? Int == 1)
@@ -37,7 +38,7 @@ import Testing
     ])
     func badReportsAreRejectedWithTheirProblem(text: String, problem: String) {
         #expect(throws: Perf.ReportError(.invalidReport, path: "x.json", problem)) {
-            try Perf.ReportSummary(bytes: Array(text.utf8), path: "x.json")
+            try ReportSummary(bytes: Array(text.utf8), path: "x.json")
         }
     }
 
@@ -45,7 +46,7 @@ import Testing
         var text = String(decoding: try golden(), as: UTF8.self)
         text = text.replacingOccurrences(of: "\"schemaVersion\":1", with: "\"schemaVersion\":2")
         do {
-            _ = try Perf.ReportSummary(bytes: Array(text.utf8), path: "new.json")
+            _ = try ReportSummary(bytes: Array(text.utf8), path: "new.json")
             Issue.record("a schema 2 report was accepted")
         } catch {
             #expect(error.code == .newerSchema)
@@ -59,7 +60,7 @@ import Testing
     @Test func aTruncatedReportIsRejected() throws {
         let bytes = try golden()
         #expect(throws: Perf.ReportError.self) {
-            try Perf.ReportSummary(bytes: Array(bytes.prefix(bytes.count / 2)), path: "t.json")
+            try ReportSummary(bytes: Array(bytes.prefix(bytes.count / 2)), path: "t.json")
         }
     }
 }

@@ -6,6 +6,7 @@ import PerfCore
 import Testing
 
 @testable import Perf
+@testable import PerfReport
 
 @Suite struct SpanIntervalsTests {
     /// A ring of `count` spans 1 ms apart on two threads, read at monotonic `10 s`, wall `now`.
@@ -80,7 +81,7 @@ import Testing
         #expect(truncated["intervalsOmitted"] as? Int == 4096 - kept.count)
         // The newest spans stay: the last one kept is the last one recorded.
         #expect(kept.last?["startNs"] as? Int == intervals.spans.last.map { Int($0.startNanos) })
-        let input = try Perf.ExportInput(bytes: capped, path: "capped.json")
+        let input = try ExportInput(bytes: capped, path: "capped.json")
         #expect(input.intervals.count == kept.count)
         #expect(input.intervals.last?.startUnixNanos == intervals.epochUnixMs * 1_000_000 + intervals.spans[4095].startNanos)
     }
@@ -115,7 +116,7 @@ extension PerfGlobalStateTests {
             let snapshot = try Perf.DiagnosticSnapshot(jsonBytes: [UInt8](Data(contentsOf: url)))
             #expect(snapshot.intervals?.spans.map(\.name).suffix(1) == ["flight.slow"])
             let report = try Perf.ReportBuilder(directory: directory.url).build()
-            let input = try Perf.ExportInput(bytes: report, path: "report.json")
+            let input = try ExportInput(bytes: report, path: "report.json")
             #expect(input.hasIntervals)
             #expect(input.threads.contains { $0.threadID == Int64(tid) })
         }

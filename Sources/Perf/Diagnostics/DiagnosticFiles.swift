@@ -81,7 +81,7 @@ enum DiagnosticFiles {
 
 extension LedgerTimestamp {
     /// `YYYY-MM-DDTHH:MM:SS.mmmZ` as a string.
-    static func string(ms: Int64) -> String {
+    package static func string(ms: Int64) -> String {
         var out: [UInt8] = []
         appendISO8601(millisecondsSinceEpoch: ms, into: &out)
         return String(decoding: out, as: UTF8.self)

@@ -111,7 +111,7 @@ extension Perf {
         }
 
         /// Parses a block; `nil` when it is not one (a reader skips what it cannot use).
-        init?(jsonObject: Any) {
+        package init?(jsonObject: Any) {
             guard let block = jsonObject as? [String: Any],
                 let epoch = block["epochUnixMs"].flatMap(ReportDocument.number), abs(epoch) < 9e12,
                 let spans = block["spans"] as? [Any]

@@ -5,9 +5,9 @@
 /// JSONEncoder costs ~8 µs per line here and sorts through dictionaries; the schema is fixed, so
 /// the keys are written in a precomputed order and only the rare ``Perf/LedgerEvent/extra`` keys
 /// are merged in. Output is appended to a caller's buffer so the writer can reuse its capacity.
-enum LedgerEncoder {
+package enum LedgerEncoder {
     /// Appends `event` as one JSON object followed by `\n`.
-    static func encodeLine(_ event: Perf.LedgerEvent, into out: inout [UInt8]) {
+    package static func encodeLine(_ event: Perf.LedgerEvent, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "{"))
         var first = true
         if event.extra.isEmpty {
@@ -177,7 +177,7 @@ enum LedgerEncoder {
 
     /// Integral values print without a fraction ("budgetMs":1000); others use Swift's shortest
     /// round-tripping form, which is valid JSON for every finite double.
-    static func appendDouble(_ value: Double, into out: inout [UInt8]) {
+    package static func appendDouble(_ value: Double, into out: inout [UInt8]) {
         if value == value.rounded(), abs(value) < 9_007_199_254_740_992 {
             writeInteger(Int64(value), into: &out)
         } else {
@@ -185,7 +185,7 @@ enum LedgerEncoder {
         }
     }
 
-    static func writeInteger(_ value: Int64, into out: inout [UInt8]) {
+    package static func writeInteger(_ value: Int64, into out: inout [UInt8]) {
         if value < 0 { out.append(UInt8(ascii: "-")) }
         var magnitude = value.magnitude
         var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for 20 digits
@@ -204,7 +204,7 @@ enum LedgerEncoder {
     /// characters (C0 and DEL) need escaping, as `\u00XX` so every reader understands them. U+FEFF
     /// is escaped too: Foundation's JSONSerialization silently drops a raw one at the start of a
     /// string. Unescaped runs are copied in bulk.
-    static func appendQuoted(_ string: String, into out: inout [UInt8]) {
+    package static func appendQuoted(_ string: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         var string = string
         string.withUTF8 { bytes in

@@ -2,11 +2,11 @@
 
 /// Formats and parses the ledger's `ts` without Foundation's date formatters, which allocate and
 /// consult time zones on every call.
-enum LedgerTimestamp {
+package enum LedgerTimestamp {
     private static let millisecondsPerDay: Int64 = 86_400_000
 
     /// Appends `YYYY-MM-DDTHH:MM:SS.mmmZ` for a wall time in milliseconds since the epoch.
-    static func appendISO8601(millisecondsSinceEpoch ms: Int64, into out: inout [UInt8]) {
+    package static func appendISO8601(millisecondsSinceEpoch ms: Int64, into out: inout [UInt8]) {
         let (days, msOfDay) = floorDivision(ms, millisecondsPerDay)
         let (year, month, day) = civil(fromDays: days)
         appendDigits(year, count: 4, into: &out)
@@ -27,7 +27,7 @@ enum LedgerTimestamp {
 
     /// Parses exactly the form ``appendISO8601(millisecondsSinceEpoch:into:)`` writes (the
     /// fraction may have 0–9 digits); nil for anything else.
-    static func parseISO8601(_ text: String) -> Int64? {
+    package static func parseISO8601(_ text: String) -> Int64? {
         let bytes = Array(text.utf8)
         guard bytes.count >= 20, bytes.last == UInt8(ascii: "Z") else { return nil }
         func number(_ start: Int, _ count: Int) -> Int64? {

@@ -113,14 +113,14 @@ extension Perf {
 
 /// Writing a report file: temporary name in the destination's folder, then rename, so a reader
 /// never sees half a report.
-enum ReportFile {
-    static func write(_ bytes: [UInt8], to path: String) throws(Perf.ReportError) {
+package enum ReportFile {
+    package static func write(_ bytes: [UInt8], to path: String) throws(Perf.ReportError) {
         try writeAtomically(bytes, to: path, temporary: path + ".tmp-\(getpid())", mode: 0o644)
     }
 
     /// Writes `bytes` to `temporary` with one loop of write(2) (EINTR retried), then renames it
     /// over `path`; on any failure the temporary file is removed and nothing is left half-written.
-    static func writeAtomically(
+    package static func writeAtomically(
         _ bytes: [UInt8], to path: String, temporary: String, mode: mode_t
     ) throws(Perf.ReportError) {
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
@@ -147,7 +147,7 @@ enum ReportFile {
     }
 
     /// Reads a whole file, refusing one larger than `limit`.
-    static func read(_ path: String, limit: Int) -> Result<[UInt8], Perf.ReportError> {
+    package static func read(_ path: String, limit: Int) -> Result<[UInt8], Perf.ReportError> {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             let problem = errno == ENOENT ? "no such file" : Perf.ReportError.describe(errno: errno)

@@ -3,7 +3,7 @@
 // it so the same input always gives the same bytes (JSONSerialization promises neither).
 
 /// A JSON value as Perf writes it.
-enum ReportJSON: Sendable, Equatable {
+package enum ReportJSON: Sendable, Equatable {
     case null
     case bool(Bool)
     case int(Int64)
@@ -15,20 +15,20 @@ enum ReportJSON: Sendable, Equatable {
     case raw([UInt8])
 
     /// A number in milliseconds from nanoseconds, with microsecond resolution.
-    static func ms(nanos: UInt64) -> ReportJSON { .double((Double(nanos) / 1_000).rounded() / 1_000) }
+    package static func ms(nanos: UInt64) -> ReportJSON { .double((Double(nanos) / 1_000).rounded() / 1_000) }
 
     /// An optional string, `null` when absent.
-    static func optional(_ value: String?) -> ReportJSON { value.map(ReportJSON.string) ?? .null }
+    package static func optional(_ value: String?) -> ReportJSON { value.map(ReportJSON.string) ?? .null }
 
     /// The compact serialisation.
-    var bytes: [UInt8] {
+    package var bytes: [UInt8] {
         var out: [UInt8] = []
         write(into: &out)
         return out
     }
 
     /// Appends the compact serialisation to `out`.
-    func write(into out: inout [UInt8]) {
+    package func write(into out: inout [UInt8]) {
         switch self {
         case .null: out.append(contentsOf: "null".utf8)
         case .bool(let value): out.append(contentsOf: (value ? "true" : "false").utf8)

@@ -1,0 +1,117 @@
+// The OTLP spans under a session's root (flight-recorder and uncovered ledger spans) and the
+// events on the root (hangs, hitches, notes, overdue spans).
+import Perf
+
+/// A session's child spans in a fixed order, so span ids (by position) are repeatable.
+struct OTLPChildSpan {
+    var name: String
+    var startUnixNanos: Int64
+    var durationNanos: Int64
+    var exit: String?
+    var attributes: [ReportJSON]
+
+    /// Every child span of `session`, by start, the longer first among equal starts.
+    static func children(of session: ExportTimeline.Session) -> [OTLPChildSpan] {
+        var children: [OTLPChildSpan] = []
+        for interval in session.intervals {
+            var attributes = [
+                OTLPAttribute.string("perf.source", "flight-recorder"),
+                OTLPAttribute.string("perf.exit", interval.exit),
+                OTLPAttribute.int("thread.id", interval.threadID),
+                OTLPAttribute.string("thread.name", session.threadName(interval.threadID)),
+                OTLPAttribute.bool(
+                    "perf.over_budget",
+                    ExportTimeline.isOverBudget(durationNanos: interval.durationNanos, budgetMs: interval.budgetMs)),
+            ]
+            if let budget = interval.budgetMs { attributes.append(OTLPAttribute.double("perf.budget_ms", budget)) }
+            children.append(
+                .init(
+                    name: interval.name, startUnixNanos: interval.startUnixNanos, durationNanos: interval.durationNanos,
+                    exit: interval.exit, attributes: attributes))
+        }
+        for event in session.ledgerSpans {
+            let duration = ExportTimeline.durationNanos(event)
+            var attributes = [
+                OTLPAttribute.string("perf.source", "ledger"),
+                OTLPAttribute.bool(
+                    "perf.over_budget", ExportTimeline.isOverBudget(durationNanos: duration, budgetMs: event.budgetMs)),
+            ]
+            if let exit = event.exit { attributes.append(OTLPAttribute.string("perf.exit", exit)) }
+            if let budget = event.budgetMs { attributes.append(OTLPAttribute.double("perf.budget_ms", budget)) }
+            if let detail = event.detail { attributes.append(OTLPAttribute.string("perf.detail", detail)) }
+            if let count = event.count { attributes.append(OTLPAttribute.int("perf.count", count)) }
+            attributes += codeAttributes(site: event.site)
+            children.append(
+                .init(
+                    name: event.name, startUnixNanos: event.startUnixNanos, durationNanos: duration, exit: event.exit,
+                    attributes: attributes))
+        }
+        return children.sorted { lhs, rhs in
+            if lhs.startUnixNanos != rhs.startUnixNanos { return lhs.startUnixNanos < rhs.startUnixNanos }
+            if lhs.durationNanos != rhs.durationNanos { return lhs.durationNanos > rhs.durationNanos }
+            return lhs.name < rhs.name
+        }
+    }
+
+    /// `code.filepath` and `code.lineno` from a site `Module/File.swift:88`.
+    static func codeAttributes(site: String?) -> [ReportJSON] {
+        guard let site else { return [] }
+        guard let colon = site.lastIndex(of: ":"), let line = Int64(site[site.index(after: colon)...]) else {
+            return [OTLPAttribute.string("code.filepath", site)]
+        }
+        return [OTLPAttribute.string("code.filepath", String(site[..<colon])), OTLPAttribute.int("code.lineno", line)]
+    }
+
+    func json(traceID: String, spanID: String, parentID: String) -> ReportJSON {
+        var status: [String: ReportJSON] = ["code": .int(OTLPExport.statusOK)]
+        if let exit, ExportTimeline.errorExits.contains(exit) {
+            status = ["code": .int(OTLPExport.statusError), "message": .string("the span ended as \(exit)")]
+        }
+        return .object([
+            "traceId": .string(traceID), "spanId": .string(spanID), "parentSpanId": .string(parentID),
+            "name": .string(name), "kind": .int(OTLPExport.internalKind),
+            "startTimeUnixNano": .string(String(startUnixNanos)),
+            "endTimeUnixNano": .string(String(startUnixNanos + durationNanos)), "attributes": .array(attributes),
+            "status": .object(status),
+        ])
+    }
+
+    /// When an event happened: a hang or hitch when it began (its duration is an attribute), a
+    /// note or an overdue span when it was written.
+    static func eventTime(_ event: ExportTimeline.Event) -> Int64 {
+        event.kind == "hang" || event.kind == "hitch" ? event.startUnixNanos : event.timeUnixNanos
+    }
+
+    /// A hang, hitch, note or overdue span as a span event of the root.
+    static func event(_ event: ExportTimeline.Event) -> ReportJSON {
+        var attributes = [OTLPAttribute.string("perf.kind", event.kind), OTLPAttribute.string("perf.name", event.name)]
+        let name: String
+        switch event.kind {
+        case "hang", "hitch":
+            name = "\(event.kind) \(event.name)"
+            attributes.append(OTLPAttribute.bool("perf.hang.fatal", event.fatal))
+            let bounds = [
+                ("perf.hang.duration_ms", event.durationMs), ("perf.hang.lower_ms", event.lowerMs),
+                ("perf.hang.upper_ms", event.upperMs),
+            ]
+            for case (let key, let value?) in bounds { attributes.append(OTLPAttribute.double(key, value)) }
+            if let culprit = event.culprit { attributes.append(OTLPAttribute.string("perf.hang.culprit", culprit)) }
+            if let reason = event.suppressed { attributes.append(OTLPAttribute.string("perf.hang.suppressed", reason)) }
+            if let tid = event.threadID { attributes.append(OTLPAttribute.int("thread.id", tid)) }
+            if let thread = event.thread {
+                attributes.append(OTLPAttribute.string("thread.name", ExportTimeline.threadLabel(thread)))
+            }
+        case "overdue":
+            name = "overdue \(event.name)"
+            if let open = event.durationMs { attributes.append(OTLPAttribute.double("perf.open_ms", open)) }
+            if let budget = event.budgetMs { attributes.append(OTLPAttribute.double("perf.budget_ms", budget)) }
+        default:
+            name = event.name
+        }
+        if let detail = event.detail { attributes.append(OTLPAttribute.string("perf.detail", detail)) }
+        attributes += codeAttributes(site: event.site)
+        return .object([
+            "timeUnixNano": .string(String(eventTime(event))), "name": .string(name), "attributes": .array(attributes),
+        ])
+    }
+}
