@@ -11,9 +11,9 @@
         func aFailedWriteIsReportedByTheNextLine(errno: Int32) throws {
             let directory = try TemporaryDirectory()
             defer { directory.remove() }
-            let faults = LedgerFaultInjector()
+            let faults = SyscallFaultInjector()
             let writer = try Perf.LedgerWriter(
-                directory: directory.url, capBytes: 1 << 20, syscalls: LedgerSyscalls(faults: faults))
+                directory: directory.url, capBytes: 1 << 20, syscalls: FileSyscalls(faults: faults))
             try writer.append(.sampleSpan(sequence: 0))
             faults.failWrites(3, errno: errno)
             for sequence in 1...3 {
@@ -35,10 +35,10 @@
         @Test func aGapReportWaitsForALineItFitsBesideSoTheCapHolds() throws {
             let directory = try TemporaryDirectory()
             defer { directory.remove() }
-            let faults = LedgerFaultInjector()
+            let faults = SyscallFaultInjector()
             let cap = lineLength() + 20
             let writer = try Perf.LedgerWriter(
-                directory: directory.url, capBytes: cap, syscalls: LedgerSyscalls(faults: faults))
+                directory: directory.url, capBytes: cap, syscalls: FileSyscalls(faults: faults))
             faults.failWrites(1)
             #expect(throws: Perf.LedgerError.self) { try writer.append(.sampleSpan(sequence: 0)) }
             try writer.append(.sampleSpan(sequence: 1))
@@ -55,9 +55,9 @@
         @Test func aShortWriteIsDroppedAndItsFragmentCannotSwallowTheNextLine() throws {
             let directory = try TemporaryDirectory()
             defer { directory.remove() }
-            let faults = LedgerFaultInjector()
+            let faults = SyscallFaultInjector()
             let writer = try Perf.LedgerWriter(
-                directory: directory.url, capBytes: 1 << 20, syscalls: LedgerSyscalls(faults: faults))
+                directory: directory.url, capBytes: 1 << 20, syscalls: FileSyscalls(faults: faults))
             faults.shortWrite()
             #expect(throws: Perf.LedgerError.self) { try writer.append(.sampleSpan(sequence: 0)) }
             try writer.append(.sampleSpan(sequence: 1))
@@ -70,10 +70,10 @@
         @Test func aFailedRotationDropsTheLineAndTheNextAppendRetries() throws {
             let directory = try TemporaryDirectory()
             defer { directory.remove() }
-            let faults = LedgerFaultInjector()
+            let faults = SyscallFaultInjector()
             let cap = lineLength() * 2
             let writer = try Perf.LedgerWriter(
-                directory: directory.url, capBytes: cap, syscalls: LedgerSyscalls(faults: faults))
+                directory: directory.url, capBytes: cap, syscalls: FileSyscalls(faults: faults))
             for sequence in 0..<2 { try writer.append(.sampleSpan(sequence: sequence)) }
             faults.fail(.rename, 1, errno: EACCES)
             #expect(throws: Perf.LedgerError.self) { try writer.append(.sampleSpan(sequence: 2)) }
@@ -86,10 +86,10 @@
         @Test func aFailedOpenAfterRotationKeepsThePreviousFile() throws {
             let directory = try TemporaryDirectory()
             defer { directory.remove() }
-            let faults = LedgerFaultInjector()
+            let faults = SyscallFaultInjector()
             let cap = lineLength() * 2
             let writer = try Perf.LedgerWriter(
-                directory: directory.url, capBytes: cap, syscalls: LedgerSyscalls(faults: faults))
+                directory: directory.url, capBytes: cap, syscalls: FileSyscalls(faults: faults))
             for sequence in 0..<2 { try writer.append(.sampleSpan(sequence: sequence)) }
             faults.fail(.open, 1, errno: EMFILE)
             #expect(throws: Perf.LedgerError.self) { try writer.append(.sampleSpan(sequence: 2)) }
@@ -103,9 +103,9 @@
         @Test func aRemovedDirectoryIsRecreatedWithMode0700() throws {
             let directory = try TemporaryDirectory()
             defer { directory.remove() }
-            let faults = LedgerFaultInjector()
+            let faults = SyscallFaultInjector()
             let writer = try Perf.LedgerWriter(
-                directory: directory.url, capBytes: 1 << 20, syscalls: LedgerSyscalls(faults: faults))
+                directory: directory.url, capBytes: 1 << 20, syscalls: FileSyscalls(faults: faults))
             try FileManager.default.removeItem(at: directory.url)
             faults.failWrites(1, errno: ENOENT)
             #expect(throws: Perf.LedgerError.self) { try writer.append(.sampleSpan(sequence: 0)) }

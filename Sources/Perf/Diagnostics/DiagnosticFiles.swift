@@ -44,7 +44,7 @@ enum DiagnosticFiles {
     /// - Returns: The payload's path.
     static func write(_ bytes: [UInt8], name: String, dataDirectory: String) throws(Perf.ReportError) -> String {
         let folder = dataDirectory + "/" + directoryName
-        if mkdir(folder, 0o700) != 0, errno != EEXIST {
+        if case .failure(let errno) = FileSyscalls.live.makeDirectory(folder, mode: 0o700) {
             throw Perf.ReportError(.writeFailed, path: folder, Perf.ReportError.describe(errno: errno))
         }
         let temporary = folder + "/.tmp-\(getpid())-" + name
@@ -58,22 +58,17 @@ enum DiagnosticFiles {
     /// only makes some unlinks fail with ENOENT, which is harmless.
     static func prune(folder: String) {
         guard let names = try? list(folder: folder), names.count > keep else { return }
-        for name in names.dropLast(keep) { unlink(folder + "/" + name) }
+        for name in names.dropLast(keep) { _ = FileSyscalls.live.unlink(folder + "/" + name) }
     }
 
     /// Payload names of a folder, oldest first; an absent folder has none.
     static func list(folder: String) throws(Perf.ReportError) -> [String] {
-        guard let directory = opendir(folder) else {
-            if errno == ENOENT { return [] }
-            throw Perf.ReportError(.unreadable, path: folder, Perf.ReportError.describe(errno: errno))
-        }
-        defer { closedir(directory) }
-        var names: [String] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if isPayloadName(name) { names.append(name) }
+        let names: [String]
+        switch FileSyscalls.live.listDirectory(folder) {
+        case .success(let all): names = all.filter(isPayloadName)
+        case .failure(let error) where error.errno == ENOENT: return []
+        case .failure(let error):
+            throw Perf.ReportError(.unreadable, path: folder, Perf.ReportError.describe(errno: error.errno))
         }
         return names.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
     }

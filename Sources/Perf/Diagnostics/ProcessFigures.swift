@@ -54,17 +54,9 @@ extension Perf {
 
         /// The number of entries of a directory (not `.` and `..`), or `nil` if it cannot be read.
         static func countEntries(_ path: String) -> Int64? {
-            guard let directory = opendir(path) else { return nil }
-            defer { closedir(directory) }
-            var count: Int64 = 0
-            while let entry = readdir(directory) {
-                let isDot = withUnsafeBytes(of: entry.pointee.d_name) { name in
-                    name[0] == UInt8(ascii: ".") && (name[1] == 0 || (name[1] == UInt8(ascii: ".") && name[2] == 0))
-                }
-                if !isDot { count += 1 }
-            }
+            guard case .success(let names) = FileSyscalls.live.listDirectory(path) else { return nil }
             // The descriptor opendir holds is one of the entries counted.
-            return max(count - 1, 0)
+            return max(Int64(names.count) - 1, 0)
         }
 
         /// Takes `VmRSS`, `VmHWM`, `Threads` and the context-switch counters from

@@ -118,7 +118,7 @@ enum DataDirectory {
         } else if !isDirectory.boolValue {
             throw CocoaError(.fileWriteFileExists, userInfo: [NSFilePathErrorKey: directory.path])
         }
-        guard access(directory.path, W_OK | X_OK) == 0 else {
+        guard FileSyscalls.live.isAccessible(directory.path, W_OK | X_OK) else {
             throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: directory.path])
         }
     }

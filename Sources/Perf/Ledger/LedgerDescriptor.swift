@@ -9,13 +9,13 @@ import Synchronization
 /// its write and the descriptor closes in `deinit`, when nobody can be writing to it.
 final class LedgerDescriptor: Sendable {
     let fd: Int32
-    private let syscalls: LedgerSyscalls
+    private let syscalls: FileSyscalls
     /// Lines written through this descriptor, for the periodic "was the file deleted?" check.
     let linesWritten = Atomic<Int>(0)
     /// `linesWritten` at the last check that found the file still linked.
     let linesVerified = Atomic<Int>(0)
 
-    init(fd: Int32, syscalls: LedgerSyscalls) {
+    init(fd: Int32, syscalls: FileSyscalls) {
         self.fd = fd
         self.syscalls = syscalls
     }

@@ -92,23 +92,25 @@ extension Perf {
         /// Splits a file into `\n`-terminated lines in 64 KiB reads. Oversized lines are counted
         /// as malformed and skipped; an unterminated last line is counted as torn.
         static func streamLines(
-            path: String, maximumLineBytes: Int, _ line: (UnsafeBufferPointer<UInt8>) -> Void
+            path: String, maximumLineBytes: Int, syscalls: FileSyscalls = .live,
+            _ line: (UnsafeBufferPointer<UInt8>) -> Void
         ) throws(LedgerError) -> (oversizedLines: Int, tornTail: Bool) {
             var oversizedLines = 0
-            let fd = open(path, O_RDONLY | O_CLOEXEC)
-            if fd < 0 {
-                if errno == ENOENT { return (0, false) }
-                throw .read(path: path, errno: errno)
+            let fd: Int32
+            switch syscalls.openForReading(path) {
+            case .success(let opened): fd = Int32(opened)
+            case .failure(ENOENT): return (0, false)
+            case .failure(let errno): throw .read(path: path, errno: errno)
             }
-            defer { close(fd) }
+            defer { syscalls.close(fd) }
             var chunk = [UInt8](repeating: 0, count: 64 * 1024)
             var pending: [UInt8] = []
             var skippingOversized = false
             while true {
-                let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    throw .read(path: path, errno: errno)
+                let count: Int
+                switch chunk.withUnsafeMutableBytes({ syscalls.read(fd, into: $0) }) {
+                case .success(let read): count = read
+                case .failure(let errno): throw .read(path: path, errno: errno)
                 }
                 if count == 0 { break }
                 chunk.withUnsafeBufferPointer { buffer in

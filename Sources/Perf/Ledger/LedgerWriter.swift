@@ -59,7 +59,7 @@ extension Perf {
         public let capBytes: Int
 
         private let directoryPath: String
-        private let syscalls: LedgerSyscalls
+        private let syscalls: FileSyscalls
         private let state: Mutex<State>
         /// Serialises the replacement of the descriptor (rotation, reopen after a failure). Only
         /// appenders that need a new file wait on it; it is held across rename and open, never
@@ -90,10 +90,10 @@ extension Perf {
         ///   - capBytes: The size at which the file rotates to `.prev`; default 512 KiB.
         /// - Throws: ``Perf/LedgerError`` with code `.open` if the file cannot be opened.
         public convenience init(directory: URL, capBytes: Int = LedgerWriter.defaultCapBytes) throws(LedgerError) {
-            try self.init(directory: directory, capBytes: capBytes, syscalls: LedgerSyscalls())
+            try self.init(directory: directory, capBytes: capBytes, syscalls: FileSyscalls())
         }
 
-        init(directory: URL, capBytes: Int, syscalls: LedgerSyscalls) throws(LedgerError) {
+        init(directory: URL, capBytes: Int, syscalls: FileSyscalls) throws(LedgerError) {
             self.directoryPath = directory.path
             self.path = directory.appendingPathComponent(LedgerWriter.fileName).path
             self.previousPath = directory.appendingPathComponent(LedgerWriter.previousFileName).path
@@ -274,7 +274,7 @@ extension Perf {
                 var opened = Self.openFile(path: path, syscalls: syscalls)
                 if case .failure(let error) = opened, error.errno == ENOENT {
                     // The directory itself was removed: recreate it as the facade would.
-                    _ = mkdir(directoryPath, 0o700)
+                    _ = syscalls.makeDirectory(directoryPath, mode: 0o700)
                     opened = Self.openFile(path: path, syscalls: syscalls)
                 }
                 switch opened {
@@ -304,7 +304,7 @@ extension Perf {
 
         /// Opens the file, reads its size, and ends a line torn by an earlier crash with `\n` so
         /// the next line is not glued to it (the fragment then reads as one malformed line).
-        private static func openFile(path: String, syscalls: LedgerSyscalls) -> Result<
+        private static func openFile(path: String, syscalls: FileSyscalls) -> Result<
             (LedgerDescriptor, Int), LedgerError
         > {
             let flags = O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC
@@ -326,9 +326,9 @@ extension Perf {
         }
 
         /// The append-only descriptor cannot read, so the last byte comes through a read-only one.
-        private static func lastByte(path: String, size: Int, syscalls: LedgerSyscalls) -> UInt8? {
-            let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
-            guard fd >= 0 else { return nil }
+        private static func lastByte(path: String, size: Int, syscalls: FileSyscalls) -> UInt8? {
+            guard case .success(let opened) = syscalls.openForReading(path) else { return nil }
+            let fd = Int32(opened)
             defer { syscalls.close(fd) }
             return syscalls.lastByte(fd, size: size)
         }

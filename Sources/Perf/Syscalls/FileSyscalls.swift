@@ -1,4 +1,6 @@
-// The ledger's syscall seam: EINTR retried in one place, faults injectable in debug builds.
+// The Perf module's one syscall seam for files: EINTR retried in one place, faults injectable in
+// debug builds. The ledger writer and reader, the diagnostic files and the report builder call
+// the kernel only through here (the watchdog's /proc reads and signals are its own concern).
 import Glibc
 import Synchronization
 
@@ -8,14 +10,22 @@ enum SyscallResult: Equatable {
     case failure(Int32)
 }
 
-/// Every syscall the ledger makes goes through here, so tests can force ENOSPC, short writes and
-/// failed opens or renames without a full disk.
-struct LedgerSyscalls: Sendable {
+/// A failed syscall's errno, as an `Error` for `Result`.
+struct SyscallError: Error, Equatable {
+    let errno: Int32
+}
+
+/// Every file syscall Perf makes goes through here, so tests can force ENOSPC, short writes and
+/// failed opens, reads, renames or directory creation without a full disk.
+struct FileSyscalls: Sendable {
+    /// The production seam, without injected faults.
+    static let live = FileSyscalls()
+
     #if DEBUG
         /// Faults to inject, consumed in order; nil in production use.
-        let faults: LedgerFaultInjector?
+        let faults: SyscallFaultInjector?
 
-        init(faults: LedgerFaultInjector? = nil) { self.faults = faults }
+        init(faults: SyscallFaultInjector? = nil) { self.faults = faults }
     #else
         init() {}
     #endif
@@ -41,6 +51,52 @@ struct LedgerSyscalls: Sendable {
             }
         #endif
         return retryingEINTR { Glibc.write(fd, bytes.baseAddress, bytes.count) }
+    }
+
+    /// One `read(2)` into `buffer`; 0 at the end of the file.
+    func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) -> SyscallResult {
+        #if DEBUG
+            if let errno = faults?.take(.read) { return .failure(errno) }
+        #endif
+        return retryingEINTR { Glibc.read(fd, buffer.baseAddress, buffer.count) }
+    }
+
+    /// `mkdir(2)`; an existing directory is success.
+    func makeDirectory(_ path: String, mode: mode_t) -> SyscallResult {
+        #if DEBUG
+            if let errno = faults?.take(.mkdir) { return .failure(errno) }
+        #endif
+        let result = retryingEINTR { Int(Glibc.mkdir(path, mode)) }
+        return result == .failure(EEXIST) ? .success(0) : result
+    }
+
+    /// Size and kind of a path, following links; the errno when it cannot be examined.
+    func status(_ path: String) -> Result<(size: Int, isDirectory: Bool), SyscallError> {
+        var info = stat()
+        guard fstatat(AT_FDCWD, path, &info, 0) == 0 else { return .failure(SyscallError(errno: errno)) }
+        return .success((Int(info.st_size), (info.st_mode & S_IFMT) == S_IFDIR))
+    }
+
+    /// Whether `access(2)` grants `mode` on `path`.
+    func isAccessible(_ path: String, _ mode: Int32) -> Bool {
+        Glibc.access(path, mode) == 0
+    }
+
+    /// The names in a directory (without `.` and `..`), in directory order.
+    func listDirectory(_ path: String) -> Result<[String], SyscallError> {
+        #if DEBUG
+            if let errno = faults?.take(.open) { return .failure(SyscallError(errno: errno)) }
+        #endif
+        guard let directory = Glibc.opendir(path) else { return .failure(SyscallError(errno: errno)) }
+        defer { Glibc.closedir(directory) }
+        var names: [String] = []
+        while let entry = Glibc.readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != ".", name != ".." { names.append(name) }
+        }
+        return .success(names)
     }
 
     func rename(_ from: String, _ to: String) -> SyscallResult {
@@ -69,6 +125,11 @@ struct LedgerSyscalls: Sendable {
         return result == .success(1) ? byte : nil
     }
 
+    /// Opens `path` read-only; the descriptor, or the errno.
+    func openForReading(_ path: String) -> SyscallResult {
+        open(path, flags: O_RDONLY | O_CLOEXEC, mode: 0)
+    }
+
     func close(_ fd: Int32) {
         _ = Glibc.close(fd)
     }
@@ -84,8 +145,8 @@ struct LedgerSyscalls: Sendable {
 
 #if DEBUG
     /// Scripted failures for the ledger's syscalls (debug builds only).
-    final class LedgerFaultInjector: Sendable {
-        enum Operation: Hashable { case open, rename }
+    final class SyscallFaultInjector: Sendable {
+        enum Operation: Hashable { case open, rename, read, mkdir }
         enum WriteFault: Equatable {
             case errno(Int32)
             case short

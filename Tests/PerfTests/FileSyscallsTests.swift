@@ -1,0 +1,63 @@
+// The module's syscall seam: the reader and the directory helpers report injected failures with
+// the path and errno, and the seam's own semantics (EEXIST is success for mkdir) hold.
+#if DEBUG
+    import Foundation
+    import Glibc
+    import Testing
+
+    @testable import Perf
+
+    @Suite struct FileSyscallsTests {
+        @Test(arguments: [EIO, EACCES])
+        func aFailedReadIsAnErrorNamingTheFile(errno: Int32) throws {
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            let writer = try Perf.LedgerWriter(directory: directory.url, capBytes: 1 << 20)
+            try writer.append(.sampleSpan(sequence: 0))
+            writer.close()
+            let path = directory.url.path + "/" + Perf.LedgerWriter.fileName
+            let faults = SyscallFaultInjector()
+            faults.fail(.read, 1, errno: errno)
+            var lines = 0
+            #expect {
+                _ = try Perf.LedgerReader.streamLines(
+                    path: path, maximumLineBytes: 1 << 16, syscalls: FileSyscalls(faults: faults)
+                ) { _ in lines += 1 }
+            } throws: { error in
+                (error as? Perf.LedgerError)?.errno == errno
+                    && (error as? Perf.LedgerError)?.description.contains(path) == true
+            }
+            #expect(lines == 0)
+            // Without the fault the same file reads: the failure was the injected one.
+            let damage = try Perf.LedgerReader.streamLines(path: path, maximumLineBytes: 1 << 16) { _ in lines += 1 }
+            #expect(lines == 1 && damage.oversizedLines == 0 && !damage.tornTail)
+        }
+
+        @Test func makingAnExistingDirectoryIsSuccessAndAnInjectedFailureIsNot() throws {
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            #expect(FileSyscalls.live.makeDirectory(directory.url.path, mode: 0o700) == .success(0))
+            let faults = SyscallFaultInjector()
+            faults.fail(.mkdir, 1, errno: ENOSPC)
+            let seam = FileSyscalls(faults: faults)
+            #expect(seam.makeDirectory(directory.url.path + "/new", mode: 0o700) == .failure(ENOSPC))
+            #expect(seam.makeDirectory(directory.url.path + "/new", mode: 0o700) == .success(0))
+            #expect(FileSyscalls.live.status(directory.url.path + "/new").map(\.isDirectory) == .success(true))
+        }
+
+        @Test func listingADirectorySkipsDotEntriesAndReportsAMissingOne() throws {
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            for name in ["b", "a", ".hidden"] {
+                #expect(FileManager.default.createFile(atPath: directory.url.path + "/" + name, contents: Data()))
+            }
+            let names = try FileSyscalls.live.listDirectory(directory.url.path).get()
+            #expect(names.sorted() == [".hidden", "a", "b"])
+            guard case .failure(let error) = FileSyscalls.live.listDirectory(directory.url.path + "/absent") else {
+                Issue.record("an absent directory listed")
+                return
+            }
+            #expect(error.errno == ENOENT)
+        }
+    }
+#endif
