@@ -14,7 +14,7 @@ enum ReliabilityPrivacy {
         Perf.install(
             Perf.Configuration(
                 directory: scratch.url, app: Perf.AppInfo(name: "privacy"), recording: .enabled,
-                ledgerCapBytes: 256 << 20, noteFloor: 0))
+                ledgerCapBytes: 256 << 20, noteFloorSeconds: 0))
         var fuzzer = SecretURLFuzzer(seed: seed)
         var inputs: [String] = []
         inputs.reserveCapacity(strings)

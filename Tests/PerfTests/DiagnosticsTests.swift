@@ -104,7 +104,7 @@ extension PerfGlobalStateTests {
             defer { directory.remove() }
             install(directory)
             Perf.begin("diagnostics.span", slowMs: 10_000).end()
-            let url = try #require(try Perf.captureDiagnostics())
+            let url = try Perf.captureDiagnostics()
             let snapshot = try Perf.DiagnosticSnapshot(jsonBytes: [UInt8](Data(contentsOf: url)))
             #expect(snapshot.reason == "on-demand")
             #expect(snapshot.app.name == "diagnostics-test")
@@ -115,8 +115,17 @@ extension PerfGlobalStateTests {
             }
             #expect(lines.map(\.name) == ["on-demand", "shutdown"])
             #expect(lines.first?.extra["path"] == .string(DiagnosticFiles.directoryName + "/" + url.lastPathComponent))
-            #expect(try Perf.captureDiagnostics() == nil, "inert after shutdown")
+            // Not recording any more: both report calls refuse the same way.
+            #expect(throws: Perf.ReportError(.notRecording, path: "", notRecordingMessage)) {
+                try Perf.captureDiagnostics()
+            }
+            #expect(throws: Perf.ReportError(.notRecording, path: "", notRecordingMessage)) {
+                try Perf.prepareReport()
+            }
         }
+
+        private let notRecordingMessage =
+            "no data directory to report on: call Perf.install with recording enabled first"
 
         @Test func prepareReportGivesTheBuildersBytesForTheDirectory() throws {
             let directory = try TemporaryDirectory("diagnostics")

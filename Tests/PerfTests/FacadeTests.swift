@@ -17,13 +17,13 @@ extension PerfGlobalStateTests {
         /// Installs into a fresh directory with an injected clock, runs `body`, shuts down, and
         /// returns the ledger's events.
         private func withInstalled(
-            recording: Perf.Recording = .enabled, noteFloor: Double = 30, clock: any PerfClock = SystemClock(),
+            recording: Perf.Recording = .enabled, noteFloorSeconds: Double = 30, clock: any PerfClock = SystemClock(),
             environment: [String: String] = [:], _ body: (URL) throws -> Void
         ) throws -> (events: [Perf.LedgerEvent], directory: TemporaryDirectory) {
             let directory = try TemporaryDirectory("facade")
             let configuration = Perf.Configuration(
                 directory: directory.url, app: Perf.AppInfo(name: "facade-test", version: "1.0", build: "7"),
-                recording: recording, noteFloor: noteFloor)
+                recording: recording, noteFloorSeconds: noteFloorSeconds)
             #expect(Perf.install(configuration, environment: environment, clock: clock, report: { _ in }))
             defer { Perf.shutdown() }
             try body(directory.url)
@@ -70,6 +70,23 @@ extension PerfGlobalStateTests {
             #expect(Set(events.map(\.session)).count == 1)
         }
 
+        @Test func oneEndCombinesExitDetailCountAndReasonForScopedAndKeyedSpans() throws {
+            let (events, directory) = try withInstalled { _ in
+                Perf.begin("facade.combined", slowMs: 0).end(
+                    exit: .failure, detail: "/v1/items?page=2", count: 7, reason: "DecodingError")
+                Perf.begin(key: "k", "facade.keyedCombined", slowMs: 0)
+                Perf.end(key: "k", exit: .cancelled, detail: "/v1/keyed", count: 3, reason: "CancellationError")
+            }
+            defer { directory.remove() }
+            let spans = events.filter { $0.kind == .span }
+            let scoped = try #require(spans.first { $0.name == "facade.combined" })
+            #expect(scoped.exit == "failure" && scoped.detail == "/v1/items" && scoped.count == 7)
+            #expect(scoped.extra["reason"] == .string("DecodingError"))
+            let keyed = try #require(spans.first { $0.name == "facade.keyedCombined" })
+            #expect(keyed.exit == "cancelled" && keyed.detail == "/v1/keyed" && keyed.count == 3)
+            #expect(keyed.extra["reason"] == .string("CancellationError"))
+        }
+
         @Test func filesAreOwnerOnly() throws {
             let (_, directory) = try withInstalled { _ in Perf.begin("facade.mode", slowMs: 0).end() }
             defer { directory.remove() }
@@ -114,7 +131,7 @@ extension PerfGlobalStateTests {
 
         @Test func noteFloorWritesOneLineAndCarriesTheSuppressedCount() throws {
             let clock = ManualClock()
-            let (events, directory) = try withInstalled(noteFloor: 30, clock: clock) { _ in
+            let (events, directory) = try withInstalled(noteFloorSeconds: 30, clock: clock) { _ in
                 for _ in 0..<50 {
                     Perf.note("socket.reconnect", detail: "wss://chat.example.com/ws?session=1")
                     clock.advance(byMilliseconds: 100)

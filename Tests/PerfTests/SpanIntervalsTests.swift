@@ -112,7 +112,7 @@ extension PerfGlobalStateTests {
             let wall = Int64(Date().timeIntervalSince1970 * 1000)
             #expect(abs(recent.epochUnixMs - wall) < 60_000)
 
-            let url = try #require(try Perf.captureDiagnostics())
+            let url = try Perf.captureDiagnostics()
             let snapshot = try Perf.DiagnosticSnapshot(jsonBytes: [UInt8](Data(contentsOf: url)))
             #expect(snapshot.intervals?.spans.map(\.name).suffix(1) == ["flight.slow"])
             let report = try Perf.ReportBuilder(directory: directory.url).build()

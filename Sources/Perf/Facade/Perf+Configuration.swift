@@ -58,7 +58,7 @@ extension Perf {
         /// The size cap of `performance-report.json`.
         public var reportCapBytes: Int
         /// Minimum seconds between two ledger lines of the same note name.
-        public var noteFloor: Double
+        public var noteFloorSeconds: Double
         /// Byte budget of each session journal (open long-lived spans, in-progress hangs).
         public var journalByteBudget: Int
         /// Seconds between two periodic diagnostic snapshots; zero or less turns them off
@@ -75,7 +75,7 @@ extension Perf {
             recording: Recording = .auto,
             ledgerCapBytes: Int = 512 * 1024,
             reportCapBytes: Int = 2 * 1024 * 1024,
-            noteFloor: Double = 30,
+            noteFloorSeconds: Double = 30,
             journalByteBudget: Int = 1 << 20,
             diagnosticsIntervalSeconds: Double = 3600,
             flightRecorderCapacity: Int = 4096
@@ -85,7 +85,7 @@ extension Perf {
             self.recording = recording
             self.ledgerCapBytes = ledgerCapBytes
             self.reportCapBytes = reportCapBytes
-            self.noteFloor = noteFloor
+            self.noteFloorSeconds = noteFloorSeconds
             self.journalByteBudget = journalByteBudget
             self.diagnosticsIntervalSeconds = diagnosticsIntervalSeconds
             self.flightRecorderCapacity = flightRecorderCapacity

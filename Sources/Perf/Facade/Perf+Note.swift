@@ -5,7 +5,7 @@ import Synchronization
 extension Perf {
     /// Records a noteworthy event (`socket.reconnect`, `cache.flush`).
     ///
-    /// Notes of one name are floored (``Configuration/noteFloor``, 30 s by default): a reconnect
+    /// Notes of one name are floored (``Configuration/noteFloorSeconds``, 30 s by default): a reconnect
     /// storm writes one line, and the number of notes held back rides on the next line that
     /// passes as `suppressedCount`.
     ///

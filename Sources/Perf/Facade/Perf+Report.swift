@@ -8,12 +8,25 @@ extension Perf {
     /// Snapshots are also taken every `diagnosticsIntervalSeconds` (one hour by default) and at
     /// ``shutdown()``; the folder keeps the newest 24.
     ///
-    /// - Returns: The payload file, or `nil` when Perf is not installed or records in memory only.
-    /// - Throws: ``ReportError`` `.writeFailed` when the payload cannot be written.
+    /// - Returns: The payload file.
+    /// - Throws: ``ReportError`` `.notRecording` when Perf is not installed or records in memory
+    ///   only (as ``prepareReport(to:)`` does), `.writeFailed` when the payload cannot be written.
     @discardableResult
-    public static func captureDiagnostics() throws(ReportError) -> URL? {
-        guard let runtime = PerfState.runtime() else { return nil }
-        return try DiagnosticsCapture.capture(runtime, reason: "on-demand").map { URL(fileURLWithPath: $0) }
+    public static func captureDiagnostics() throws(ReportError) -> URL {
+        let runtime = try recordingRuntime()
+        guard let path = try DiagnosticsCapture.capture(runtime, reason: "on-demand") else { throw notRecording }
+        return URL(fileURLWithPath: path)
+    }
+
+    /// The runtime when Perf records to a directory; both report calls refuse the same way otherwise.
+    private static func recordingRuntime() throws(ReportError) -> PerfRuntime {
+        guard let runtime = PerfState.runtime(), runtime.directory != nil else { throw notRecording }
+        return runtime
+    }
+
+    private static var notRecording: ReportError {
+        ReportError(
+            .notRecording, path: "", "no data directory to report on: call Perf.install with recording enabled first")
     }
 
     /// Writes `performance-report.json` for the data directory: takes a fresh diagnostic
@@ -31,11 +44,8 @@ extension Perf {
     ///   only, or the builder's and writer's errors.
     @discardableResult
     public static func prepareReport(to url: URL? = nil) throws(ReportError) -> URL {
-        guard let runtime = PerfState.runtime(), let directory = runtime.directory else {
-            throw ReportError(
-                .notRecording, path: "",
-                "no data directory to report on: call Perf.install with recording enabled first")
-        }
+        let runtime = try recordingRuntime()
+        guard let directory = runtime.directory else { throw notRecording }
         _ = try DiagnosticsCapture.capture(runtime, reason: "on-demand")
         let destination = url ?? directory.appendingPathComponent(ReportBuilder.fileName)
         try ReportBuilder(directory: directory, capBytes: runtime.configuration.reportCapBytes).write(to: destination)

@@ -20,32 +20,23 @@ extension Perf {
             recorder._withUnsafeGuaranteedRef { $0.end(token) }
         }
 
-        /// Ends the span successfully with context for the ledger line.
+        /// Ends the span with any combination of exit, detail, count and reason.
         ///
         /// - Parameters:
+        ///   - exit: How the span ended (`.success` by default; `.failure`, `.cancelled`, …).
         ///   - detail: What the span worked on; privacy-filtered (a URL keeps its path only, any
-        ///     other string is cut to 128 bytes).
+        ///     other string is cut to 128 bytes). Kept only when the span is recorded.
         ///   - count: How many items the span handled.
-        public func end(detail: String?, count: Int? = nil) {
+        ///   - reason: A short, content-free reason for a non-success exit (an error type name).
+        public func end(exit: Exit = .success, detail: String? = nil, count: Int? = nil, reason: String? = nil) {
             guard let token, let recorder = PerfState.recorderSlot.load(ordering: .acquiring) else { return }
-            recorder._withUnsafeGuaranteedRef { $0.end(token, detail: detail, count: count) }
-        }
-
-        /// Ends the span with an explicit exit (`.failure`, `.cancelled`, …).
-        ///
-        /// - Parameters:
-        ///   - exit: How the span ended.
-        ///   - reason: A short, content-free reason (an error type name, say).
-        public func end(exit: Exit, reason: String? = nil) {
-            guard let token, let recorder = PerfState.recorderSlot.load(ordering: .acquiring) else { return }
-            recorder._withUnsafeGuaranteedRef { $0.end(token, exit: exit, reason: reason) }
+            recorder._withUnsafeGuaranteedRef { $0.end(token, exit: exit, reason: reason, detail: detail, count: count) }
         }
     }
 
-    /// How long a keyed span may stay open.
+    /// How long a keyed span may stay open. (A span that ends where it began is `Perf.begin`'s
+    /// ``Span``; keyed spans are always tracked while open.)
     public enum Lifetime: Sendable, Equatable {
-        /// Ends where it began; not tracked while open.
-        case scoped
         /// Closed as `expired` by the span watchdog if still open after this many milliseconds.
         case bounded(ms: Double)
         /// Open until ended or superseded; journalled, so a crash reports it as orphaned.
@@ -88,7 +79,7 @@ extension Perf {
         let site = CallSite(fileID: fileID, line: UInt32(truncatingIfNeeded: line))
         let lifetime: SpanLifetime =
             switch lifetime {
-            case .scoped, .indefinite: .indefinite
+            case .indefinite: .indefinite
             case .bounded(let ms): .bounded(budgetNanos: budgetNanos(ms) ?? 0)
             }
         _ = recorder._withUnsafeGuaranteedRef {
@@ -96,10 +87,13 @@ extension Perf {
         }
     }
 
-    /// Ends the span begun under `key`. An end with no open span is reported, not dropped.
-    public static func end(key: String, exit: Exit = .success, detail: String? = nil, count: Int? = nil) {
+    /// Ends the span begun under `key`, with the same optional context as ``Span/end(exit:detail:count:reason:)``.
+    /// An end with no open span is reported, not dropped.
+    public static func end(
+        key: String, exit: Exit = .success, detail: String? = nil, count: Int? = nil, reason: String? = nil
+    ) {
         guard let recorder = PerfState.recorderSlot.load(ordering: .acquiring) else { return }
-        recorder._withUnsafeGuaranteedRef { $0.end(key: key, exit: exit, detail: detail, count: count) }
+        recorder._withUnsafeGuaranteedRef { $0.end(key: key, exit: exit, reason: reason, detail: detail, count: count) }
     }
 
     /// Measures `body` as one span; the exit follows how it left (return → success,

@@ -24,7 +24,7 @@ final class PerfRuntime: Sendable {
         self.recorder = recorder
         self.clock = clock
         self.sessionID = sessionID
-        self.noteFloor = NoteFloor(floorSeconds: configuration.noteFloor)
+        self.noteFloor = NoteFloor(floorSeconds: configuration.noteFloorSeconds)
         self.directory = directory
         self.ledger = ledger
         self.session = session
