@@ -197,3 +197,21 @@ import Testing
         #expect(Set(names).count == names.count, "\(subcommand) declares a name twice")
     }
 }
+
+/// Reading an option as something the spec does not declare it to be is a programming error:
+/// it traps rather than quietly answering "not given".
+@Suite struct CommandSpecMisuseTests {
+    @Test func readingAFlagAsAValueTraps() async {
+        await #expect(processExitsWith: .failure) {
+            let parsed = try CommandSpecTests.spec.parse(["c", "--brush", "b"]).get()
+            _ = parsed.value("dry-run")
+        }
+    }
+
+    @Test func readingAnUndeclaredFlagTraps() async {
+        await #expect(processExitsWith: .failure) {
+            let parsed = try CommandSpecTests.spec.parse(["c", "--brush", "b"]).get()
+            _ = parsed.flag("dry-rn")
+        }
+    }
+}
