@@ -4,91 +4,60 @@ import Perf
 import PerfReport
 
 enum CheckCommand {
-    static let flags: Set<String> = ["--fail-on-improvement", "--allow-debug"]
-
     static let spec = CommandSpec(
         name: "check", overview: "Check a performance report against budgets and a baseline.",
         arguments: [.init(name: "report", help: "The performance-report.json to check.")],
         options: [
-            .init(long: "budgets", valueName: "file", help: "The budgets file (perf-budgets.json); required."),
-            .init(long: "baseline", valueName: "report", help: "A report to detect regressions against."),
-            .init(long: "current", valueName: "report", help: "Another run of the same code (repeatable)."),
-            .init(
-                long: "aggregate", valueName: "mode",
+            .value("budgets", valueName: "file", required: true, help: "The budgets file, perf-budgets.json."),
+            .value("baseline", valueName: "report", help: "A report to detect regressions against."),
+            .repeatable("current", valueName: "report", help: "Another run of the same code."),
+            .value(
+                "aggregate", valueName: "mode", choices: ReportFigures.Aggregation.allCases.map(\.rawValue),
                 help: "How runs combine: median, optimistic or pessimistic (default: median)."),
-            .init(
-                long: "format", valueName: "format",
+            .value(
+                "format", valueName: "format", choices: VerdictFormat.allCases.map(\.rawValue),
                 help: "Output: text, json, github, junit or markdown (default: text, on stderr)."),
-            .init(short: "o", long: "output", valueName: "file", help: "Also write the JSON verdict file here."),
+            .value("output", short: "o", valueName: "file", help: "Also write the JSON verdict file here."),
+            .flag("fail-on-improvement", help: "An improvement fails the check too."),
+            .flag("allow-debug", help: "Check absolute time budgets on a debug build."),
         ],
         exitCodes: exitCodes)
 
-    static let exitCodes: [(Int32, String)] = [
-        (ExitCode.success, "every budget holds"), (ExitCode.breach, "a budget breached or a regression found"),
-        (ExitCode.usage, "usage error"),
-        (ExitCode.invalidInput, "unreadable or invalid input (the message names the file and the problem)"),
-        (ExitCode.incompleteData, "incomplete data where the budgets demand it"),
+    static let exitCodes: [(ExitCode, String)] = [
+        (.success, "every budget holds"), (.breach, ExitCode.breach.meaning), (.usage, ExitCode.usage.meaning),
+        (.invalidInput, ExitCode.invalidInput.meaning), (.incompleteData, ExitCode.incompleteData.meaning),
     ]
 
-    static var help: String {
-        spec.help.replacingOccurrences(
-            of: "  -h, --help",
-            with: CommandSpec.helpLine("--fail-on-improvement", "An improvement fails the check too.")
-                + CommandSpec.helpLine("--allow-debug", "Check absolute time budgets on a debug build.")
-                + "  -h, --help")
-    }
-
-    static func run(_ arguments: [String], environment: [String: String]) -> CommandResult {
-        let output = VerdictOutput.outputPath(in: arguments)
-        func fail(_ result: CommandResult) -> CommandResult {
-            VerdictOutput.failing(result, command: "check", output: output)
-        }
-        let extracted: VerdictOutput.Extracted
-        switch VerdictOutput.extract(arguments, flags: flags, repeatable: "current") {
-        case .failure(let error): return fail(PerfReportCommand.usageError(error.message, spec))
-        case .success(let value): extracted = value
-        }
-        let parsed: CommandSpec.Parsed
-        switch spec.parse(extracted.rest) {
-        case .failure(let error): return fail(PerfReportCommand.usageError(error.message, spec))
-        case .success(let value): parsed = value
-        }
-        if parsed.wantsHelp { return CommandResult(stdout: help) }
-        let format = parsed.values["format"] ?? "text"
-        guard VerdictOutput.formats.contains(format) else {
-            return fail(
-                PerfReportCommand.usageError(
-                    "'--format' must be one of text, json, github, junit, markdown, not '\(format)'", spec))
-        }
-        guard let aggregation = ReportFigures.Aggregation(rawValue: parsed.values["aggregate"] ?? "median") else {
-            return fail(PerfReportCommand.usageError("'--aggregate' must be median, optimistic or pessimistic", spec))
-        }
-        guard let budgetsPath = parsed.values["budgets"] else {
-            return fail(PerfReportCommand.usageError("missing '--budgets <file>'", spec))
+    static func run(_ parsed: CommandSpec.Parsed, environment: [String: String]) -> CommandResult {
+        let output = parsed.value("output")
+        // The parser demands --budgets and a report.
+        guard let budgetsPath = parsed.value("budgets"), let reportPath = parsed.positionals.first else {
+            preconditionFailure("check parsed without --budgets or <report>")
         }
         let options = BudgetCheck.Options(
-            failOnImprovement: extracted.flags.contains("--fail-on-improvement"),
-            allowDebug: extracted.flags.contains("--allow-debug"))
+            failOnImprovement: parsed.flag("fail-on-improvement"), allowDebug: parsed.flag("allow-debug"))
         let verdict: BudgetVerdict
         do {
             let budgets = try Budgets(contentsOf: URL(fileURLWithPath: budgetsPath))
             var runs: [ReportFigures] = []
-            for path in [parsed.positionals[0]] + extracted.repeated {
+            for path in [reportPath] + parsed.values("current") {
                 runs.append(try ReportFigures(contentsOf: URL(fileURLWithPath: path)))
             }
-            let baseline = try parsed.values["baseline"].map { path throws(Perf.ReportError) in
+            let baseline = try parsed.value("baseline").map { path throws(Perf.ReportError) in
                 try ReportFigures(contentsOf: URL(fileURLWithPath: path))
             }
+            let aggregation = parsed.value("aggregate", as: ReportFigures.Aggregation.self) ?? .median
             var current = ReportFigures.aggregate(runs, by: aggregation)
-            current.path = parsed.positionals[0]
+            current.path = reportPath
             var checked = try BudgetCheck(budgets: budgets, options: options).run(
                 current: current, baseline: baseline)
             checked.reports = runs.map(\.path)
             verdict = checked
         } catch {
-            return fail(PerfReportCommand.invalidInput(error))
+            return VerdictOutput.failing(PerfReportCommand.invalidInput(error), command: .check, output: output)
         }
         return VerdictOutput.render(
-            verdict, command: "check", format: format, output: output, environment: environment)
+            verdict, command: .check, format: parsed.value("format", as: VerdictFormat.self) ?? .text,
+            output: output, environment: environment)
     }
 }

@@ -12,50 +12,35 @@ enum CompareCommand {
             .init(name: "head", help: "The report after the change."),
         ],
         options: [
-            .init(long: "max-increase", valueName: "percent", help: "The relative floor (default: 15%)."),
-            .init(long: "min-delta", valueName: "duration", help: "The absolute floor (default: 2ms)."),
-            .init(
-                long: "format", valueName: "format",
+            .value("max-increase", valueName: "percent", help: "The relative floor (default: 15%)."),
+            .value("min-delta", valueName: "duration", help: "The absolute floor (default: 2ms)."),
+            .value(
+                "format", valueName: "format", choices: VerdictFormat.allCases.map(\.rawValue),
                 help: "Output: text (a table), json, github, junit or markdown (default: text)."),
-            .init(short: "o", long: "output", valueName: "file", help: "Also write the JSON verdict file here."),
+            .value("output", short: "o", valueName: "file", help: "Also write the JSON verdict file here."),
+            .flag("fail-on-improvement", help: "An improvement fails the comparison too."),
         ],
-        exitCodes: CheckCommand.exitCodes.filter { $0.0 != ExitCode.incompleteData })
+        exitCodes: CheckCommand.exitCodes.filter { $0.0 != .incompleteData })
 
-    static var help: String {
-        spec.help.replacingOccurrences(
-            of: "  -h, --help",
-            with: CommandSpec.helpLine("--fail-on-improvement", "An improvement fails the comparison too.")
-                + "  -h, --help")
-    }
-
-    static func run(_ arguments: [String], environment: [String: String]) -> CommandResult {
-        let output = VerdictOutput.outputPath(in: arguments)
+    static func run(_ parsed: CommandSpec.Parsed, environment: [String: String]) -> CommandResult {
+        let output = parsed.value("output")
         func fail(_ result: CommandResult) -> CommandResult {
-            VerdictOutput.failing(result, command: "compare", output: output)
-        }
-        let failOnImprovement = arguments.contains("--fail-on-improvement")
-        let parsed: CommandSpec.Parsed
-        switch spec.parse(arguments.filter { $0 != "--fail-on-improvement" }) {
-        case .failure(let error): return fail(PerfReportCommand.usageError(error.message, spec))
-        case .success(let value): parsed = value
-        }
-        if parsed.wantsHelp { return CommandResult(stdout: help) }
-        let format = parsed.values["format"] ?? "text"
-        guard VerdictOutput.formats.contains(format) else {
-            return fail(
-                PerfReportCommand.usageError(
-                    "'--format' must be one of text, json, github, junit, markdown, not '\(format)'", spec))
+            VerdictOutput.failing(result, command: .compare, output: output)
         }
         var policy = Budgets.RegressionPolicy()
-        if let text = parsed.values["max-increase"] {
+        if let text = parsed.value("max-increase") {
             guard let quantity = BudgetQuantity(parsing: text), quantity.unit == .percent else {
-                return fail(PerfReportCommand.usageError("'--max-increase' must be a percentage such as 15%", spec))
+                return fail(
+                    PerfReportCommand.usageError(
+                        .badValue("--max-increase", value: text, expected: "a percentage such as 15%"), spec))
             }
             policy.maxIncreasePercent = quantity.value
         }
-        if let text = parsed.values["min-delta"] {
+        if let text = parsed.value("min-delta") {
             guard let quantity = BudgetQuantity(parsing: text), quantity.unit == .milliseconds else {
-                return fail(PerfReportCommand.usageError("'--min-delta' must be a duration such as 2ms", spec))
+                return fail(
+                    PerfReportCommand.usageError(
+                        .badValue("--min-delta", value: text, expected: "a duration such as 2ms"), spec))
             }
             policy.minDelta = quantity
         }
@@ -63,12 +48,13 @@ enum CompareCommand {
         do {
             let base = try ReportFigures(contentsOf: URL(fileURLWithPath: parsed.positionals[0]))
             let head = try ReportFigures(contentsOf: URL(fileURLWithPath: parsed.positionals[1]))
-            verdict = BudgetComparison(policy: policy, failOnImprovement: failOnImprovement)
+            verdict = BudgetComparison(policy: policy, failOnImprovement: parsed.flag("fail-on-improvement"))
                 .compare(base: base, head: head)
         } catch {
             return fail(PerfReportCommand.invalidInput(error))
         }
         return VerdictOutput.render(
-            verdict, command: "compare", format: format, output: output, environment: environment)
+            verdict, command: .compare, format: parsed.value("format", as: VerdictFormat.self) ?? .text,
+            output: output, environment: environment)
     }
 }

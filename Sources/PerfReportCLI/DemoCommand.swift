@@ -9,29 +9,28 @@ enum DemoCommand {
     static let spec = CommandSpec(
         name: "demo", overview: "Run an instrumented sample workload, build its report and print the summary.",
         options: [
-            .init(long: "dir", valueName: "dir", help: "The data directory (default: a new temporary one)."),
-            .init(
-                short: "o", long: "output", valueName: "file",
-                help: "Where to write (default: ./performance-report.json)."),
+            .value("dir", valueName: "dir", help: "The data directory (default: a new temporary one)."),
+            .value(
+                "output", short: "o", valueName: "file", help: "Where to write (default: ./performance-report.json)."),
         ],
         exitCodes: PerfReportCommand.buildExitCodes)
 
     static func run(_ parsed: CommandSpec.Parsed, progress: (String) -> Void) -> CommandResult {
         let directory: URL
         // A directory the demo made for itself is removed once the report holds its contents.
-        let temporary = parsed.values["dir"] == nil
-        if let given = parsed.values["dir"] {
+        let temporary = parsed.value("dir") == nil
+        if let given = parsed.value("dir") {
             directory = URL(fileURLWithPath: given)
         } else {
             directory = FileManager.default.temporaryDirectory.appendingPathComponent(
                 "perf-demo-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         }
-        let shownOutput = parsed.values["output"] ?? Perf.ReportBuilder.fileName
+        let shownOutput = parsed.value("output") ?? Perf.ReportBuilder.fileName
         let output = URL(fileURLWithPath: shownOutput)
         guard !Perf.isInstalled else {
             return CommandResult(
                 stderr: "perf-report: the demo installs Perf itself; Perf is already installed in this process\n",
-                status: ExitCode.usage)
+                status: .usage)
         }
         Perf.install(
             Perf.Configuration(
@@ -41,7 +40,7 @@ enum DemoCommand {
             Perf.shutdown()
             return CommandResult(
                 stderr: "perf-report: cannot write the demo's data directory '\(directory.path)'\n",
-                status: ExitCode.invalidInput)
+                status: .invalidInput)
         }
         progress("perf-report demo: recording into \(directory.path)")
         let (hangCaught, notes) = runWorkload(progress: progress)

@@ -30,34 +30,29 @@ enum ExportCommand {
         .init(name: "html", kind: .page, render: HTMLExport.render),
     ]
 
-    static var formatList: String {
-        let names = formats.map(\.name)
-        return names.dropLast().joined(separator: ", ") + (names.count > 1 ? " or " : "") + (names.last ?? "")
-    }
+    static var formatList: String { choiceList(formats.map(\.name)) }
 
     static let spec = CommandSpec(
         name: "export", overview: "Export a performance report for trace viewers, OpenTelemetry or Prometheus.",
         arguments: [.init(name: "report", help: "The performance-report.json to export.")],
         options: [
-            .init(long: "format", valueName: "format", help: "\(formatList) (required)."),
-            .init(
-                short: "o", long: "output", valueName: "file",
+            .value("format", valueName: "format", choices: formats.map(\.name), required: true, help: "\(formatList)."),
+            .value(
+                "output", short: "o", valueName: "file",
                 help: "Write here (temporary file, then rename); default: stdout."),
         ],
         exitCodes: [
-            (ExitCode.success, "success"), (ExitCode.usage, "usage error"),
-            (ExitCode.invalidInput, "unreadable or invalid input (the message names the file and the problem)"),
-            (ExitCode.incompleteData, "nothing to export: no spans, hangs or notes for a trace format"),
+            (.success, ExitCode.success.meaning), (.usage, ExitCode.usage.meaning),
+            (.invalidInput, ExitCode.invalidInput.meaning),
+            (.incompleteData, "nothing to export: no spans, hangs or notes for a trace format"),
         ])
 
     static let noIntervalsMessage = "perf-report: no span intervals in this report; histograms only\n"
 
     static func run(_ parsed: CommandSpec.Parsed) -> CommandResult {
-        guard let formatName = parsed.values["format"] else {
-            return PerfReportCommand.usageError("missing '--format <format>' (\(formatList))", spec)
-        }
-        guard let format = formats.first(where: { $0.name == formatName }) else {
-            return PerfReportCommand.usageError("'--format' must be \(formatList), not '\(formatName)'", spec)
+        // The parser demands --format and accepts only the names of `formats`.
+        guard let format = formats.first(where: { $0.name == parsed.value("format") }) else {
+            preconditionFailure("export parsed without a known --format")
         }
         let path = parsed.positionals[0]
         let input: ExportInput
@@ -72,10 +67,10 @@ enum ExportCommand {
             stderr +=
                 "perf-report: nothing to export from '\(path)': no span intervals, slow spans, hangs or notes "
                 + "for a \(format.name) trace; no file written\n"
-            return CommandResult(stderr: stderr, status: ExitCode.incompleteData)
+            return CommandResult(stderr: stderr, status: .incompleteData)
         }
         let bytes = format.render(input)
-        guard let output = parsed.values["output"] else {
+        guard let output = parsed.value("output") else {
             return CommandResult(stdout: String(decoding: bytes, as: UTF8.self), stderr: stderr)
         }
         do {

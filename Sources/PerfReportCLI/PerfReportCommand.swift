@@ -8,59 +8,64 @@ public struct CommandResult: Sendable, Equatable {
     public var stdout: String
     /// Diagnostics for stderr.
     public var stderr: String
-    /// The process exit status (see ``ExitCode``).
-    public var status: Int32
+    /// The process exit status.
+    public var status: ExitCode
 
     /// Creates a result.
-    public init(stdout: String = "", stderr: String = "", status: Int32 = ExitCode.success) {
+    public init(stdout: String = "", stderr: String = "", status: ExitCode = .success) {
         self.stdout = stdout
         self.stderr = stderr
         self.status = status
     }
 }
 
-/// The exit codes of the contract.
-public enum ExitCode {
-    /// Success; checks passed.
-    public static let success: Int32 = 0
-    /// A budget breached or a regression found.
-    public static let breach: Int32 = 1
-    /// The command line is wrong.
-    public static let usage: Int32 = 2
-    /// An input is unreadable or invalid (the message names the file and the problem).
-    public static let invalidInput: Int32 = 3
-    /// Incomplete data where the budgets demand it.
-    public static let incompleteData: Int32 = 4
-}
-
 /// The `perf-report` command.
 public enum PerfReportCommand {
-    static let overview = """
-        OVERVIEW: Build and summarise Perf performance reports.
+    /// The subcommands, in the order help lists them.
+    enum Subcommand: String, CaseIterable {
+        case demo, build, summary, check, compare, export
 
-        USAGE: perf-report <subcommand>
+        /// The one line `perf-report --help` shows for it.
+        var abstract: String {
+            switch self {
+            case .demo: return "Run an instrumented sample workload and report on it."
+            case .build: return "Build performance-report.json from a data directory."
+            case .summary: return "Print a readable summary of a performance report."
+            case .check: return "Check a performance report against budgets and a baseline."
+            case .compare: return "Compare two performance reports span by span."
+            case .export: return "Export a report for trace viewers, OpenTelemetry or Prometheus."
+            }
+        }
 
-        OPTIONS:
-          -h, --help              Show help information.
+        var spec: CommandSpec {
+            switch self {
+            case .demo: return DemoCommand.spec
+            case .build: return BuildCommand.spec
+            case .summary: return SummaryCommand.spec
+            case .check: return CheckCommand.spec
+            case .compare: return CompareCommand.spec
+            case .export: return ExportCommand.spec
+            }
+        }
+    }
 
-        SUBCOMMANDS:
-          demo                    Run an instrumented sample workload and report on it.
-          build                   Build performance-report.json from a data directory.
-          summary                 Print a readable summary of a performance report.
-          check                   Check a performance report against budgets and a baseline.
-          compare                 Compare two performance reports span by span.
-          export                  Export a report for trace viewers, OpenTelemetry or Prometheus.
+    static var overview: String {
+        var text = """
+            OVERVIEW: Build and summarise Perf performance reports.
 
-          See 'perf-report <subcommand> --help' for detailed help.
+            USAGE: perf-report <subcommand>
 
-        EXIT CODES:
-          0  success
-          1  a budget breached or a regression found
-          2  usage error
-          3  unreadable or invalid input (the message names the file and the problem)
-          4  incomplete data where the budgets demand it
+            OPTIONS:
+              -h, --help              Show help information.
 
-        """
+            SUBCOMMANDS:
+
+            """
+        for subcommand in Subcommand.allCases { text += CommandSpec.helpLine(subcommand.rawValue, subcommand.abstract) }
+        text += "\n  See 'perf-report <subcommand> --help' for detailed help.\n\nEXIT CODES:\n"
+        for code in ExitCode.allCases { text += "  \(code.rawValue)  \(code.meaning)\n" }
+        return text
+    }
 
     /// Runs the command with the arguments after the program name, reading `PERF_DIR` from the
     /// process environment.
@@ -73,59 +78,70 @@ public enum PerfReportCommand {
     public static func run(
         _ arguments: [String], environment: [String: String], progress: (String) -> Void
     ) -> CommandResult {
-        guard let subcommand = arguments.first else {
-            return CommandResult(stderr: "Error: missing subcommand\n\n" + overview, status: ExitCode.usage)
+        guard let name = arguments.first else {
+            return CommandResult(stderr: "Error: missing subcommand\n\n" + overview, status: .usage)
+        }
+        if ["-h", "--help", "help"].contains(name) { return CommandResult(stdout: overview) }
+        guard let subcommand = Subcommand(rawValue: name) else {
+            return CommandResult(stderr: "Error: unknown subcommand '\(name)'\n\n" + overview, status: .usage)
         }
         let rest = Array(arguments.dropFirst())
         switch subcommand {
-        case "-h", "--help", "help":
-            return CommandResult(stdout: overview)
-        case "build":
-            return execute(BuildCommand.spec, rest) {
+        case .build:
+            return execute(subcommand.spec, rest) {
                 BuildCommand.run($0, environment: environment, progress: progress)
             }
-        case "summary":
-            return execute(SummaryCommand.spec, rest, SummaryCommand.run)
-        case "check":
-            return CheckCommand.run(rest, environment: environment)
-        case "compare":
-            return CompareCommand.run(rest, environment: environment)
-        case "export":
-            return execute(ExportCommand.spec, rest, ExportCommand.run)
-        case "demo":
-            return execute(DemoCommand.spec, rest) { DemoCommand.run($0, progress: progress) }
-        default:
-            return CommandResult(
-                stderr: "Error: unknown subcommand '\(subcommand)'\n\n" + overview, status: ExitCode.usage)
+        case .summary:
+            return execute(subcommand.spec, rest, SummaryCommand.run)
+        case .check:
+            return execute(subcommand.spec, rest, verdictFor: .check) {
+                CheckCommand.run($0, environment: environment)
+            }
+        case .compare:
+            return execute(subcommand.spec, rest, verdictFor: .compare) {
+                CompareCommand.run($0, environment: environment)
+            }
+        case .export:
+            return execute(subcommand.spec, rest, ExportCommand.run)
+        case .demo:
+            return execute(subcommand.spec, rest) { DemoCommand.run($0, progress: progress) }
         }
     }
 
-    /// Parses, answers `--help`, turns usage errors into `Error: …` plus usage (status 2).
+    /// Parses, answers `--help`, turns usage errors into `Error: …` plus usage (status 2); for
+    /// a command with a verdict file (`verdictFor`), the error verdict goes to its `-o` too.
     static func execute(
-        _ spec: CommandSpec, _ arguments: [String], _ body: (CommandSpec.Parsed) -> CommandResult
+        _ spec: CommandSpec, _ arguments: [String], verdictFor command: Subcommand? = nil,
+        _ body: (CommandSpec.Parsed) -> CommandResult
     ) -> CommandResult {
         switch spec.parse(arguments) {
         case .failure(let error):
-            return usageError(error.message, spec)
+            let result = usageError(error, spec)
+            guard let command else { return result }
+            return VerdictOutput.failing(result, command: command, output: error.partial?.value("output"))
         case .success(let parsed):
             return parsed.wantsHelp ? CommandResult(stdout: spec.help) : body(parsed)
         }
     }
 
-    static func usageError(_ message: String, _ spec: CommandSpec) -> CommandResult {
+    static func usageError(_ error: UsageError, _ spec: CommandSpec) -> CommandResult {
         CommandResult(
             stderr:
-                "Error: \(message)\nUsage: \(spec.usage)\n  See 'perf-report \(spec.name) --help' for more information.\n",
-            status: ExitCode.usage)
+                "Error: \(error.message)\nUsage: \(spec.usage)\n  See 'perf-report \(spec.name) --help' for more information.\n",
+            status: .usage)
+    }
+
+    static func usageError(_ problem: UsageError.Problem, _ spec: CommandSpec) -> CommandResult {
+        usageError(UsageError(problem), spec)
     }
 
     /// One line on stderr naming the file and the problem, status 3.
     static func invalidInput(_ error: any Error) -> CommandResult {
-        CommandResult(stderr: "perf-report: \(error)\n", status: ExitCode.invalidInput)
+        CommandResult(stderr: "perf-report: \(error)\n", status: .invalidInput)
     }
 
-    static let buildExitCodes: [(Int32, String)] = [
-        (ExitCode.success, "success"), (ExitCode.usage, "usage error"),
-        (ExitCode.invalidInput, "unreadable or invalid input (the message names the file and the problem)"),
+    static let buildExitCodes: [(ExitCode, String)] = [
+        (.success, ExitCode.success.meaning), (.usage, ExitCode.usage.meaning),
+        (.invalidInput, ExitCode.invalidInput.meaning),
     ]
 }

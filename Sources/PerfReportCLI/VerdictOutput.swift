@@ -4,59 +4,32 @@ import Foundation
 import Perf
 import PerfReport
 
+/// How `check` and `compare` print their verdict (`--format`).
+enum VerdictFormat: String, Sendable, CaseIterable {
+    /// Readable lines (check: on stderr; compare: a table on stdout).
+    case text
+    /// The verdict file's JSON.
+    case json
+    /// GitHub Actions workflow commands, plus the job summary.
+    case github
+    /// JUnit XML.
+    case junit
+    /// A Markdown table.
+    case markdown
+}
+
 enum VerdictOutput {
-    static let formats = ["text", "json", "github", "junit", "markdown"]
-
-    /// Arguments with the switches `CommandSpec` does not model taken out: boolean flags and
-    /// options that may be repeated.
-    struct Extracted {
-        var rest: [String] = []
-        var flags: Set<String> = []
-        var repeated: [String] = []
-    }
-
-    /// Takes `flags` (e.g. `--allow-debug`) and every `--<repeatable> value` out of `arguments`.
-    static func extract(_ arguments: [String], flags: Set<String>, repeatable: String) -> Result<Extracted, UsageError>
-    {
-        var extracted = Extracted()
-        var index = 0
-        while index < arguments.count {
-            let argument = arguments[index]
-            index += 1
-            if flags.contains(argument) {
-                extracted.flags.insert(argument)
-            } else if argument == "--" + repeatable {
-                guard index < arguments.count else {
-                    return .failure(UsageError("missing value for '--\(repeatable) <report>'"))
-                }
-                extracted.repeated.append(arguments[index])
-                index += 1
-            } else if argument.hasPrefix("--\(repeatable)=") {
-                extracted.repeated.append(String(argument.dropFirst(repeatable.count + 3)))
-            } else {
-                extracted.rest.append(argument)
-            }
-        }
-        return .success(extracted)
-    }
-
-    /// The `-o` value, found without a full parse, so a usage error can still leave a verdict file.
-    static func outputPath(in arguments: [String]) -> String? {
-        for (index, argument) in arguments.enumerated() {
-            if (argument == "-o" || argument == "--output"), index + 1 < arguments.count { return arguments[index + 1] }
-            if argument.hasPrefix("--output=") { return String(argument.dropFirst("--output=".count)) }
-        }
-        return nil
-    }
-
     /// `result` (a usage error or bad input), with the error verdict written to `output` first.
-    static func failing(_ result: CommandResult, command: String, output: String?) -> CommandResult {
+    static func failing(
+        _ result: CommandResult, command: PerfReportCommand.Subcommand, output: String?
+    ) -> CommandResult {
         guard let output else { return result }
         let line = result.stderr.split(separator: "\n").first.map(String.init) ?? "error"
         let message = line.hasPrefix("perf-report: ") ? String(line.dropFirst("perf-report: ".count)) : line
         var result = result
         if let problem = write(
-            BudgetVerdict.errorJSON(command: command, exitCode: result.status, message: message), to: output)
+            BudgetVerdict.errorJSON(command: command.rawValue, exitCode: result.status.rawValue, message: message),
+            to: output)
         {
             result.stderr += "perf-report: \(problem)\n"
         }
@@ -75,15 +48,17 @@ enum VerdictOutput {
 
     /// The verdict in `format`, the verdict file, the step summary; the status is the verdict's.
     static func render(
-        _ verdict: BudgetVerdict, command: String, format: String, output: String?,
+        _ verdict: BudgetVerdict, command subcommand: PerfReportCommand.Subcommand, format: VerdictFormat,
+        output: String?,
         environment: [String: String]
     ) -> CommandResult {
-        var result = CommandResult(status: verdict.exitCode)
+        let command = subcommand.rawValue
+        var result = CommandResult(status: ExitCode(verdict.outcome))
         switch format {
-        case "json": result.stdout = verdict.json(command: command)
-        case "junit": result.stdout = verdict.junit(command: command)
-        case "markdown": result.stdout = verdict.markdown(command: command)
-        case "github":
+        case .json: result.stdout = verdict.json(command: command)
+        case .junit: result.stdout = verdict.junit(command: command)
+        case .markdown: result.stdout = verdict.markdown(command: command)
+        case .github:
             let root = environment["GITHUB_WORKSPACE"] ?? FileManager.default.currentDirectoryPath
             result.stdout = verdict.githubCommands(resolveFile: { sourcePath(forFileID: $0, root: root) })
             if let summary = environment["GITHUB_STEP_SUMMARY"], !summary.isEmpty,
@@ -91,14 +66,14 @@ enum VerdictOutput {
             {
                 result.stderr += "perf-report: \(problem)\n"
             }
-        default: break
+        case .text:
+            if subcommand == .compare { result.stdout = verdict.comparisonTable }
         }
-        if command == "compare", format == "text" { result.stdout = verdict.comparisonTable }
         result.stderr +=
-            format == "text" ? verdict.text(command: command) : verdict.summaryLine(command: command) + "\n"
+            format == .text ? verdict.text(command: command) : verdict.summaryLine(command: command) + "\n"
         if let output, let problem = write(verdict.json(command: command), to: output) {
             result.stderr += "perf-report: \(problem)\n"
-            result.status = ExitCode.invalidInput
+            result.status = .invalidInput
         }
         return result
     }

@@ -7,4 +7,4 @@ let result = PerfReportCommand.run(
     progress: { FileHandle.standardError.write(Data(($0 + "\n").utf8)) })
 FileHandle.standardOutput.write(Data(result.stdout.utf8))
 FileHandle.standardError.write(Data(result.stderr.utf8))
-exit(result.status)
+exit(result.status.rawValue)

@@ -31,31 +31,39 @@ import Testing
             #"{"version":1,"spans":[{"match":"api.put","limits":{"count":{"min":1}}}]}"#, "absent.json", in: directory)
         let typo = try CheckFixture.write(
             #"{"version":1,"spans":[{"match":"api.*","limits":{"p95":{"max":800}}}]}"#, "typo.json", in: directory)
-        let cases: [([String], Int32, String)] = [
-            (["check", head, "--budgets", lenient], 0, "pass"),
-            (["check", head, "--budgets", budgets, "--baseline", base], 1, "fail"),
-            (["check", head, "--format", "json"], 2, "error"),
-            (["check", head, "--budgets", budgets, "--format", "yaml"], 2, "error"),
-            (["check", head, "--budgets", typo], 3, "error"),
-            (["check", head, "--budgets", budgets, "--baseline", directory.path + "/none.json"], 3, "error"),
-            (["check", budgets, "--budgets", budgets], 3, "error"),
-            (["check", head, "--budgets", absent], 4, "incomplete"),
-            (["compare", head, base], 1, "fail"),
-            (["compare", head, head], 0, "warn"),
-            (["compare", head], 2, "error"),
-            (["compare", head, budgets], 3, "error"),
+        let cases: [([String], ExitCode, String)] = [
+            (["check", head, "--budgets", lenient], .success, "pass"),
+            (["check", head, "--budgets", budgets, "--baseline", base], .breach, "fail"),
+            (["check", head, "--format", "json"], .usage, "error"),
+            (["check", head, "--budgets", budgets, "--format", "yaml"], .usage, "error"),
+            // The -o after the problem is still honoured: the error verdict is written there.
+            (["check", head, "--bogus", "--budgets", budgets], .usage, "error"),
+            (["check", head, "--budgets", budgets, "--allow-debug=yes"], .usage, "error"),
+            (["check", head, "--budgets", typo], .invalidInput, "error"),
+            (
+                ["check", head, "--budgets", budgets, "--baseline", directory.path + "/none.json"], .invalidInput,
+                "error"
+            ),
+            (["check", budgets, "--budgets", budgets], .invalidInput, "error"),
+            (["check", head, "--budgets", absent], .incompleteData, "incomplete"),
+            (["compare", head, base], .breach, "fail"),
+            (["compare", head, head], .success, "warn"),
+            (["compare", head], .usage, "error"),
+            (["compare", head, budgets], .invalidInput, "error"),
         ]
         for (index, (arguments, status, verdict)) in cases.enumerated() {
             let output = directory.appendingPathComponent("verdict-\(index).json").path
             let (stdout, stderr, exit) = try CLIFixture.runBinary(arguments + ["-o", output], in: directory)
-            #expect(exit == status, "\(arguments): \(stderr)")
+            #expect(exit == status.rawValue, "\(arguments): \(stderr)")
             let file = try verdictFile(output)
-            #expect(file["exitCode"] as? Int == Int(status), "\(arguments)")
+            #expect(file["exitCode"] as? Int == Int(status.rawValue), "\(arguments)")
             #expect(file["verdict"] as? String == verdict, "\(arguments)")
             #expect(file["schema"] as? String == "perf-verdict")
-            if status == 2 { #expect(stderr.hasPrefix("Error: ")) }
-            if status == 3 { #expect(stderr.hasPrefix("perf-report: ") && stderr.contains(directory.path)) }
-            if arguments[0] == "check", status <= 1 { #expect(stdout.isEmpty, "text goes to stderr") }
+            if status == .usage { #expect(stderr.hasPrefix("Error: ")) }
+            if status == .invalidInput { #expect(stderr.hasPrefix("perf-report: ") && stderr.contains(directory.path)) }
+            if arguments[0] == "check", [.success, .breach].contains(status) {
+                #expect(stdout.isEmpty, "text goes to stderr")
+            }
         }
     }
 
@@ -83,20 +91,20 @@ import Testing
         let median = PerfReportCommand.run([
             "check", head, "--budgets", budgets, "--current", run2, "--current=\(run3)",
         ])
-        #expect(median.status == 0, "\(median.stderr)")
+        #expect(median.status == .success, "\(median.stderr)")
         let verdict = PerfReportCommand.run(
             ["check", head, "--budgets", budgets, "--current", run2, "--current", run3, "--format", "json"])
         let object = try #require(try JSONSerialization.jsonObject(with: Data(verdict.stdout.utf8)) as? [String: Any])
         #expect(object["reports"] as? [String] == [head, run2, run3])
         let pessimistic = PerfReportCommand.run(
             ["check", head, "--budgets", budgets, "--current", run2, "--current", run3, "--aggregate", "pessimistic"])
-        #expect(pessimistic.status == 1)
+        #expect(pessimistic.status == .breach)
         let improvement = PerfReportCommand.run(["check", head, "--budgets", budgets, "--baseline", base])
         #expect(improvement.stderr.contains("↓ api.list p50 regression"))
         let strict = PerfReportCommand.run(
             ["check", run2, "--budgets", budgets, "--baseline", base, "--fail-on-improvement"])
-        #expect(strict.status == 1)
-        #expect(PerfReportCommand.run(["check", run2, "--budgets", budgets, "--baseline", base]).status == 0)
+        #expect(strict.status == .breach)
+        #expect(PerfReportCommand.run(["check", run2, "--budgets", budgets, "--baseline", base]).status == .success)
         let help = PerfReportCommand.run(["check", "--help"])
         #expect(help.stdout.contains("--fail-on-improvement") && help.stdout.contains("--allow-debug"))
         #expect(help.stdout.hasPrefix("OVERVIEW: Check a performance report against budgets and a baseline."))
@@ -121,7 +129,7 @@ import Testing
         let refused = PerfReportCommand.run(["check", debug, "--budgets", budgets])
         #expect(refused.status == ExitCode.invalidInput)
         #expect(refused.stderr.contains("debug build") && refused.stderr.contains("--allow-debug"))
-        #expect(PerfReportCommand.run(["check", debug, "--budgets", budgets, "--allow-debug"]).status == 0)
+        #expect(PerfReportCommand.run(["check", debug, "--budgets", budgets, "--allow-debug"]).status == .success)
     }
 
     /// Mutated budgets files and reports: whatever the bytes, the command answers with a
@@ -159,15 +167,19 @@ import Testing
             try Data(budgets).write(to: URL(fileURLWithPath: budgetsPath))
             try Data(report).write(to: URL(fileURLWithPath: reportPath))
             let result = PerfReportCommand.run(["check", reportPath, "--budgets", budgetsPath, "--format", "json"])
-            #expect([0, 1, 3, 4].contains(result.status), "seed \(seed), iteration \(iteration): \(result.stderr)")
-            if result.status == 3 {
+            #expect(
+                [.success, .breach, .invalidInput, .incompleteData].contains(result.status),
+                "seed \(seed), iteration \(iteration): \(result.stderr)")
+            if result.status == .invalidInput {
                 #expect(result.stderr.hasPrefix("perf-report: "), "seed \(seed), iteration \(iteration)")
             } else {
                 #expect(result.stdout.hasPrefix("{\"baseline\":"), "seed \(seed), iteration \(iteration)")
             }
             let unparsable = (try? JSONSerialization.jsonObject(with: Data(mutateBudgets ? budgets : report))) == nil
             if unparsable {
-                #expect(result.status == 3, "seed \(seed), iteration \(iteration): unparsable input must exit 3")
+                #expect(
+                    result.status == .invalidInput, "seed \(seed), iteration \(iteration): unparsable input must exit 3"
+                )
             }
         }
     }

@@ -25,7 +25,8 @@ import Testing
         #expect(matchesGolden, "the CLI's report of the fixture is the committed golden report")
         // PERF_DIR stands in for --dir.
         let viaEnvironment = directory.appendingPathComponent("env.json").path
-        #expect(run(["build", "-o", viaEnvironment], environment: ["PERF_DIR": CLIFixture.data.path]).status == 0)
+        #expect(
+            run(["build", "-o", viaEnvironment], environment: ["PERF_DIR": CLIFixture.data.path]).status == .success)
         #expect(try Data(contentsOf: URL(fileURLWithPath: viaEnvironment)) == Data(written))
     }
 

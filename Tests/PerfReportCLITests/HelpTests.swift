@@ -63,7 +63,7 @@ import Testing
         (["build", "--bogus"], "Error: unknown option '--bogus'"),
         (["build", "--dir"], "Error: missing value for '--dir <dir>'"),
         (["build", "--dir", "a", "--dir", "b"], "Error: '--dir' given more than once"),
-        (["build", "--cap", "-5", "--dir", "x"], "Error: '--cap' needs a positive number of bytes, not '-5'"),
+        (["build", "--cap", "-5", "--dir", "x"], "Error: '--cap' must be a positive number of bytes, not '-5'"),
         (["summary"], "Error: missing expected argument '<report>'"),
         (["summary", "a.json", "b.json"], "Error: unexpected argument 'b.json'"),
         (["summary", "a.json", "--format", "xml"], "Error: '--format' must be text or json, not 'xml'"),

@@ -6,24 +6,42 @@
 # Usage: scripts/validate/html.sh PAGE.html [SCREENSHOT.png]
 #        scripts/validate/html.sh --self-test    (proves each check catches a broken page)
 #
-# Installs Debian's chromium (about 125 MB download, 415 MB on disk, ~25 s here) and PyPI's
-# pillow and html5lib when they are missing. Exit 0 and "PASS <screenshot>" when the page is good.
+# Installs Debian's chromium (about 125 MB download, 415 MB on disk, ~25 s here) when it is
+# missing, and PyPI's pillow and html5lib into .build/validate-venv (scripts/validate/venv.sh).
+# Exit 0 and "PASS <screenshot>" when the page is good, 1 and FAIL lines when it is not, 77 and
+# "SKIPPED html: <reason>" when the tools cannot be had or Chromium cannot render here.
+# PERF_VALIDATE_CHROMIUM names the browser binary (default: chromium).
 set -euo pipefail
 
 log() { echo "html.sh: $*" >&2; }
+# shellcheck source=scripts/validate/venv.sh
+source "$(dirname "$0")/venv.sh"
+chromium=${PERF_VALIDATE_CHROMIUM:-chromium}
+
+skip() { echo "SKIPPED html: $1"; exit 77; }
 
 ensure_tools() {
-    if ! command -v chromium >/dev/null 2>&1; then
+    if ! command -v "$chromium" >/dev/null 2>&1; then
+        [ "$chromium" = chromium ] || skip "no browser at '$chromium' (PERF_VALIDATE_CHROMIUM)"
+        validate_can_apt || skip "chromium is not installed and apt-get is not available to root here"
         log "installing chromium (apt)"
         local start=$SECONDS
-        apt-get update -qq >&2
-        apt-get install -y -qq --no-install-recommends chromium >&2
+        validate_apt_install chromium || skip "chromium is not installed and apt-get cannot install it"
         log "chromium installed in $((SECONDS - start)) s"
     fi
-    if ! python3 -c 'import PIL, html5lib' 2>/dev/null; then
-        log "installing pillow and html5lib (pip)"
-        pip install -q pillow html5lib >&2
+    # A browser that cannot start here (no shared libraries, no /dev/shm…) is a tool problem,
+    # not a page problem: prove it renders an empty page before judging ours.
+    local probe profile status=0
+    profile=$(mktemp -d /tmp/perf-html-probe.XXXXXX)
+    probe=$(timeout 60 "$chromium" --headless --no-sandbox --disable-gpu --no-first-run \
+        --user-data-dir="$profile" --dump-dom about:blank 2>&1) || status=$?
+    rm -rf "$profile"
+    if [ $status -ne 0 ] || ! grep -q '<html' <<<"$probe"; then
+        local last
+        last=$(tail -1 <<<"$probe")
+        skip "$chromium cannot render an empty page here (exit $status)${last:+: $last}"
     fi
+    validate_venv_require PIL,html5lib pillow html5lib || skip "$validate_reason"
 }
 
 # check PAGE SCREENSHOT: prints PASS or the reasons it fails; returns 0 on PASS.
@@ -48,7 +66,7 @@ check() {
     # Render: no DNS (every host maps to nothing), a NetLog of every request, console on stderr.
     # Background services that would fetch on their own are switched off; the NetLog check
     # below still only counts requests made on behalf of the file:// page.
-    if ! timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
+    if ! timeout 120 "$chromium" --headless --no-sandbox --disable-gpu --hide-scrollbars \
         --window-size=1400,1800 --no-first-run --disable-background-networking --disable-component-update \
         --disable-sync --disable-default-apps --disable-extensions --user-data-dir="$work/profile" \
         --host-resolver-rules="MAP * ~NOTFOUND" --log-net-log="$work/net.json" \
@@ -66,7 +84,7 @@ check() {
     # (a) Blank: too few pixels differ from the background. (c2) Network: requests the page
     # made. (d) Valid HTML5: html5lib's strict parser reports any parse error.
     local verdict
-    verdict=$(python3 - "$screenshot" "$work/net.json" "$page" <<'PY'
+    verdict=$("$validate_python" - "$screenshot" "$work/net.json" "$page" <<'PY'
 import collections, json, sys
 import html5lib
 from PIL import Image
@@ -187,7 +205,7 @@ case "${1:-}" in
         self_test
         ;;
     "" | -h | --help)
-        sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '2,/^set /{/^#/p}' "$0" | sed 's/^# \{0,1\}//'
         [ -n "${1:-}" ] || exit 2
         ;;
     *)
