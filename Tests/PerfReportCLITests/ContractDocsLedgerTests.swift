@@ -99,6 +99,8 @@ import Testing
         #expect(contract.unreadable.isEmpty, "rows whose type or kinds the convention does not define")
         #expect(contract.kinds == Set(Perf.LedgerEvent.Kind.known.map(\.rawValue)), "the kinds table is the known kinds")
         #expect(contract.everyLineKeys == ["v", "ts", "session", "kind", "name"])
+        #expect(contract.names["session"] == ["start", "end", "crashed", "unreadable"], "closed name lists are read")
+        #expect(contract.names["span"] == nil, "a span's name is the program's")
     }
 
     @Test func everyFixedKeyOfTheEncoderIsDocumented() throws {

@@ -328,13 +328,20 @@ extension JSONValue {
 struct LedgerContract {
     /// Kinds of the kinds table.
     var kinds: Set<String> = []
+    /// The only names of a kind, where its `name` cell starts with values in backticks.
+    var names: [String: Set<String>] = [:]
     /// Keys: their types and the kinds that may carry them (nil: every line).
     var keys: [String: (types: [DocumentedType], kinds: Set<String>?)] = [:]
     var unreadable: [String] = []
 
     init() throws {
         let article = try ContractArticle(module: "Perf", "LedgerFormat")
-        kinds = Set(article.table(under: "## Kinds").map(\.key))
+        for row in article.table(under: "## Kinds") {
+            kinds.insert(row.key)
+            if let cell = row.cells.first, cell.hasPrefix("`") {
+                names[row.key] = Set(ContractArticle.backticked(String(cell.prefix { $0 != ":" })))
+            }
+        }
         for row in article.table(under: "## Keys") {
             guard row.cells.count >= 2, let types = DocumentedType.parse(row.cells[0]) else {
                 unreadable.append(row.key)
@@ -356,6 +363,9 @@ struct LedgerContract {
         let kind = members["kind"]?.string ?? "?"
         var problems: [String] = []
         if !kinds.contains(kind) { problems.append("kind `\(kind)` is not in LedgerFormat.md's kinds table") }
+        if let allowed = names[kind], let name = members["name"]?.string, !allowed.contains(name) {
+            problems.append("name `\(name)` of kind `\(kind)` is not one LedgerFormat.md lists")
+        }
         for (key, value) in members.sorted(by: { $0.key < $1.key }) {
             guard let documented = keys[key] else {
                 problems.append("key `\(key)` (kind `\(kind)`) is not documented in LedgerFormat.md")
