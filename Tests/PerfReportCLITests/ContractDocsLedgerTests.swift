@@ -1,0 +1,150 @@
+// LedgerFormat.md against the lines the code writes: every kind, through the functions that make
+// the lines (records, crash recovery, the writer's gap report) and the real demo binary.
+import Foundation
+import PerfCore
+import Testing
+
+@testable import Perf
+
+@Suite struct ContractDocsLedgerTests {
+    static let session = "0123456789abcdef"
+    static let wall: UInt64 = 1_764_680_400_000_000_000
+
+    /// One line per way the facade writes one, from the records the runtime emits.
+    static func recordLines() -> [Perf.LedgerEvent] {
+        let records: [Record] = [
+            .spanEnded(
+                SpanEndRecord(
+                    id: 1, name: "api.get", key: "secret-key", site: "App/API.swift:88", startWallNanos: wall,
+                    durationNanos: 2_000_000_000, budgetNanos: 1_000_000_000, exit: .failure, reason: "HTTPError",
+                    detail: "https://user@host/v1/threads?token=x", count: 200)),
+            .spanEnded(
+                SpanEndRecord(
+                    id: 2, name: "boot", site: "App/Main.swift:3", startWallNanos: wall, durationNanos: 5,
+                    budgetNanos: nil, exit: .success)),
+            .overdue(
+                OverdueRecord(
+                    id: 3, name: "socket.session", key: "k", site: "App/Socket.swift:9", openForNanos: 9_000_000,
+                    budgetNanos: 1_000_000, wallNanos: wall)),
+            .unmatchedEnd(UnmatchedEndRecord(key: "k", name: nil, wallNanos: wall)),
+            .note(NoteRecord(name: "socket.reconnect", detail: "/v1/socket", suppressedCount: 3, wallNanos: wall)),
+            .hang(
+                HangRecord(
+                    kind: .hang, lowerMs: 400, upperMs: 425, stallMs: 12, fatal: false, suppressed: nil,
+                    thread: "main (tid 7)", stack: ["App.Feed.parse()", "App.main()"],
+                    stuckFrames: ["App.Feed.parse()"], culprit: "App.Feed.parse()", targetName: "main",
+                    wallNanos: wall, durationMs: 412.5, stackQuality: "full", wait: "read(fd 7 → pipe 123)",
+                    inProgress: true)),
+            .hang(
+                HangRecord(
+                    kind: .hitch, lowerMs: 130, upperMs: 150, stallMs: 0, suppressed: "stopped", thread: "unknown",
+                    targetName: "demo.feed", wallNanos: wall)),
+            .session(SessionEventRecord(sessionID: session, event: .start, wallNanos: wall)),
+            .session(SessionEventRecord(sessionID: session, event: .end, wallNanos: wall)),
+        ]
+        return records.compactMap { LedgerLines.event(for: $0, session: session) }
+    }
+
+    /// The lines the next start writes about a crashed session and an unreadable one.
+    static func recoveryLines() -> [Perf.LedgerEvent] {
+        let crashed = RecoveredSession(
+            id: "fedcba9876543210",
+            info: SessionInfo(id: "fedcba9876543210", pid: 4242, startWallNanos: wall, app: .init(name: "app", version: "1.0")),
+            status: .crashed,
+            orphanedSpans: [
+                JournalledSpan(
+                    id: 9, name: "sync.upload", key: "k", site: "App/Sync.swift:41", budgetNanos: 5_000_000_000,
+                    lifetime: "indefinite", startWallNanos: wall)
+            ],
+            fatalMarkers: [
+                OngoingMarker(
+                    id: 1, kind: "hang", name: "main", startedWallNanos: wall, lastKnownDurationNanos: 30_000_000_000,
+                    payload: [
+                        "culprit": "App.Store.compact()", "thread": "main (tid 4242)", "wait": "futex(…)",
+                        "stack": "App.Store.compact()\nApp.main()", "stuckFrames": "App.Store.compact()",
+                    ])
+            ],
+            recoveryNote: "no end marker")
+        let unreadable = RecoveredSession(id: "0000000000000001", info: nil, status: .unreadable(reason: "bad header"))
+        return RecoveryLines.events(for: crashed) + RecoveryLines.events(for: unreadable)
+    }
+
+    /// The writer's gap report: a line over the cap is dropped, the next one says so.
+    static func writerLines() throws -> [JSONValue] {
+        let directory = try CLIFixture.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let writer = try Perf.LedgerWriter(directory: directory, capBytes: 512)
+        var huge = Perf.LedgerEvent(kind: .note, name: "huge", session: session, timestampMs: 0)
+        huge.detail = String(repeating: "x", count: 1024)
+        #expect(throws: Perf.LedgerError.self) { try writer.append(huge) }
+        try writer.append(Perf.LedgerEvent(kind: .note, name: "after", session: session, timestampMs: 0))
+        writer.close()
+        return try lines(of: directory.appendingPathComponent(Perf.LedgerWriter.fileName))
+    }
+
+    static func lines(of url: URL) throws -> [JSONValue] {
+        try String(contentsOf: url, encoding: .utf8).split(separator: "\n").map { try JSONValue.parse(Array($0.utf8)) }
+    }
+
+    static func encoded(_ events: [Perf.LedgerEvent]) throws -> [JSONValue] {
+        try events.map { event in
+            var bytes: [UInt8] = []
+            LedgerEncoder.encodeLine(event, into: &bytes)
+            return try JSONValue.parse(bytes)
+        }
+    }
+
+    @Test func theArticleFollowsItsOwnConvention() throws {
+        let contract = try LedgerContract()
+        #expect(contract.unreadable.isEmpty, "rows whose type or kinds the convention does not define")
+        #expect(contract.kinds == Set(Perf.LedgerEvent.Kind.known.map(\.rawValue)), "the kinds table is the known kinds")
+        #expect(contract.everyLineKeys == ["v", "ts", "session", "kind", "name"])
+        #expect(contract.names["session"] == ["start", "end", "crashed", "unreadable"], "closed name lists are read")
+        #expect(contract.names["span"] == nil, "a span's name is the program's")
+    }
+
+    @Test func everyFixedKeyOfTheEncoderIsDocumented() throws {
+        let contract = try LedgerContract()
+        for key in LedgerEncoder.FixedKey.allCases.map(\.name) {
+            #expect(contract.keys[key] != nil, "`\(key)` is written by the encoder but not in LedgerFormat.md")
+        }
+    }
+
+    /// A safety net for keys a future code path adds outside the fixed schema: every
+    /// `extra["key"]` the Perf module sets is documented.
+    @Test func everyExtraKeyTheSourcesSetIsDocumented() throws {
+        let contract = try LedgerContract()
+        let folder = ContractArticle.sources.appendingPathComponent("Perf")
+        let files = FileManager.default.enumerator(atPath: folder.path)?.compactMap { $0 as? String } ?? []
+        var found: Set<String> = []
+        for file in files where file.hasSuffix(".swift") {
+            let text = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
+            for piece in text.components(separatedBy: ".extra[\"").dropFirst() {
+                if let end = piece.firstIndex(of: "\"") { found.insert(String(piece[..<end])) }
+            }
+        }
+        #expect(found.count >= 10, "the scan finds the extra keys (\(found.sorted()))")
+        for key in found.sorted() {
+            #expect(contract.keys[key] != nil, "`extra[\"\(key)\"]` is set in Sources/Perf but not in LedgerFormat.md")
+        }
+    }
+
+    @Test func everyLineTheCodeWritesMatchesTheArticle() throws {
+        let contract = try LedgerContract()
+        let lines = try Self.encoded(Self.recordLines() + Self.recoveryLines()) + (try Self.writerLines())
+        var kinds: Set<String> = []
+        var keys: Set<String> = []
+        for line in lines {
+            let problems = contract.problems(line)
+            #expect(problems.isEmpty, "\(problems) in \(line)")
+            kinds.insert(line.object?["kind"]?.string ?? "")
+            keys.formUnion(line.object?.keys ?? [:].keys)
+        }
+        #expect(kinds == contract.kinds.subtracting(["diagnostic"]), "every kind but `diagnostic` (ContractDocsDemoTests)")
+        let onlyDiagnostic: Set<String> = ["path"]
+        #expect(keys == Set(contract.keys.keys).subtracting(onlyDiagnostic), "every documented key is written somewhere")
+        #expect(
+            !lines.contains { $0.object?["detail"]?.string?.contains("token") == true },
+            "the privacy filter ran where the lines are made")
+    }
+}
