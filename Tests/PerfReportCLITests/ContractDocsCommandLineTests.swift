@@ -12,7 +12,7 @@ enum ContractDocsCLI {
     /// a fix here, nowhere else.
     static func run(_ arguments: [String]) -> (stdout: String, stderr: String, status: Int) {
         let result = PerfReportCommand.run(arguments, environment: [:], progress: { _ in })
-        return (result.stdout, result.stderr, Int(result.status))
+        return (result.stdout, result.stderr, Int(result.status.rawValue))
     }
 
     /// The codes of the `EXIT CODES:` section of a help text.
