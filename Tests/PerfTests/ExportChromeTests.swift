@@ -1,6 +1,7 @@
 // The Chrome trace export: required fields, sorting, nesting per lane, units, metadata, where
 // hangs, notes and memory go, lanes for overlapping spans, and a golden file.
 import Foundation
+import PerfTestSupport
 import Testing
 
 @testable import Perf

@@ -3,6 +3,7 @@
 // ARCHITECTURE.md shows, plus a checker of the page's tag structure.
 import Foundation
 import PerfCore
+import PerfTestSupport
 import Testing
 
 @testable import Perf

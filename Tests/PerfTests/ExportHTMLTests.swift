@@ -2,6 +2,7 @@
 // escaping of hostile reports, old and empty reports, determinism and the golden page.
 import Foundation
 import PerfCore
+import PerfTestSupport
 import Testing
 
 @testable import Perf
@@ -161,8 +162,7 @@ import Testing
     }
 
     @Test func smallReportMatchesTheGoldenPage() throws {
-        let golden = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("Fixtures/html/golden.html")
+        let golden = TestFixtures.folder("html").appendingPathComponent("golden.html")
         let bytes = HTMLExport.render(try HTMLFixture.input(HTMLFixture.Shape(spansPerSession: 12)))
         if ProcessInfo.processInfo.environment["PERF_UPDATE_GOLDEN"] == "1" {
             try FileManager.default.createDirectory(

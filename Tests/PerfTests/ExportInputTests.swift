@@ -1,6 +1,7 @@
 // Reading reports for export: intervals, names, events and bounds; the timeline both trace
 // formats draw; and seeded fuzzing of the reader and every renderer.
 import Foundation
+import PerfTestSupport
 import Testing
 
 @testable import Perf

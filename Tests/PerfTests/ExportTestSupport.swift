@@ -1,17 +1,18 @@
 // The export tests' report, built in code: two sessions (one crashed, one terminated), several
 // threads, nested and overlapping spans, over-budget and failing ends, a fatal hang and a hitch,
 // notes, an overdue span, memory samples and hostile names. Committed as
-// Fixtures/export/report.json (for the CLI tests) and checked against this builder.
+// Tests/Fixtures/export/report.json (for the CLI tests) and checked against this builder.
 import Foundation
 import PerfCore
+import PerfTestSupport
 import Testing
 
 @testable import Perf
 @testable import PerfReport
 
 enum ExportFixture {
-    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("Fixtures/export")
+    /// `Tests/Fixtures/export/`.
+    static let folder = TestFixtures.folder("export")
     /// The committed copy of ``report()``; `PERF_UPDATE_GOLDEN=1` rewrites it.
     static let reportFile = folder.appendingPathComponent("report.json")
 

@@ -1,6 +1,7 @@
 // Google Benchmark JSON read as report figures: detection, the aggregate → metric mapping, unit
 // conversion, counters, rejected structures, a budget check on the result, and seeded mutations.
 import Foundation
+import PerfTestSupport
 import Testing
 
 @testable import Perf

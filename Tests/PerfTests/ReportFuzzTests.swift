@@ -1,6 +1,7 @@
 // Thousands of mutated ledgers, payloads and reports: building and summarising either succeed or
 // throw a ReportError, never trap. Seeded; the seed is printed on failure (PERF_TEST_SEED replays).
 import Foundation
+import PerfTestSupport
 import Testing
 
 @testable import Perf

@@ -1,5 +1,6 @@
 // Reading a report back: the summary's tables and JSON, and every way a report file can be bad.
 import Foundation
+import PerfTestSupport
 import Testing
 
 @testable import Perf

@@ -1,4 +1,4 @@
-// `perf-bench child reliability <mode> …`: the programs the reliability scenarios disturb. They
+// `perf-test-child reliability <mode> …`: the programs the reliability scenarios disturb. They
 // use Perf only through its public facade, as a service would.
 //   writer <dir> [cap=<bytes>] [fsize=<bytes>] [lines=<n>] [pauseMs=<ms>]
 //       ends over-budget spans (`count` = sequence) and prints "ack <n>" after each `end()`
@@ -35,8 +35,8 @@ enum ReliabilityChild {
     private static func usage() -> Int32 {
         FileHandle.standardError.write(
             Data(
-                ("usage: perf-bench child reliability writer <dir> [cap=<bytes>] [fsize=<bytes>] [lines=<n>] "
-                    + "[pauseMs=<ms>]\n       perf-bench child reliability crash-story <dir>\n").utf8))
+                ("usage: perf-test-child reliability writer <dir> [cap=<bytes>] [fsize=<bytes>] [lines=<n>] "
+                    + "[pauseMs=<ms>]\n       perf-test-child reliability crash-story <dir>\n").utf8))
         return 2
     }
 

@@ -1,23 +1,25 @@
-// `perf-bench reliability <scenario> [--quick]`: runs one reliability scenario and prints its
-// result as one JSON line; `perf-bench reliability report` renders collected lines as Markdown.
+// `perf-reliability <scenario> [--quick]`: runs one reliability scenario and prints its result as
+// one JSON line (PASS, MISS, or SKIPPED when it cannot run here); `perf-reliability report`
+// renders collected lines as Markdown.
 // `scripts/reliability.sh` runs every scenario under `timeout` and writes Reports/RELIABILITY.md.
 import Foundation
 import Glibc
+import PerfTestSupport
 
 enum Reliability {
     static let usage = """
         OVERVIEW: Perf's reliability scenarios (issue 9): kills, crash story, disk faults, bad input,
         concurrency, watchdog false positives and privacy, each printing one JSON result line.
 
-        USAGE: perf-bench reliability <scenario> [--quick] [--seed <n>] [--perf-report <path>] [--budgets <path>]
-               perf-bench reliability report --results <file> --out <file> --command <text>
+        USAGE: perf-reliability <scenario> [--quick] [--seed <n>] [--perf-report <path>] [--budgets <path>]
+               perf-reliability report --results <file> --out <file> --command <text>
 
         SCENARIOS: \(scenarios.map(\.name).joined(separator: ", "))
 
         OPTIONS:
           --quick                 The small counts CI runs.
           --seed <n>              Seed of the randomised scenarios (default: from the clock; printed).
-          --perf-report <path>    The perf-report binary (default: next to perf-bench).
+          --perf-report <path>    The perf-report binary (default: next to perf-reliability).
           --budgets <path>        The budgets file bad input mutates (default scripts/perf-budgets.json).
 
         """
@@ -25,8 +27,7 @@ enum Reliability {
     struct Options: Sendable {
         var quick = false
         var seed = UInt64(DispatchTime.now().uptimeNanoseconds)
-        var perfReport = URL(fileURLWithPath: perfBenchExecutable).deletingLastPathComponent()
-            .appendingPathComponent("perf-report").path
+        var perfReport = BuildProducts.executable("perf-report")
         var budgets = "scripts/perf-budgets.json"
 
         func pick<T>(full: T, quick: T) -> T { self.quick ? quick : full }
@@ -65,7 +66,7 @@ enum Reliability {
         },
     ]
 
-    /// Runs `arguments` (after `reliability`) and returns the exit status: 0 pass, 1 miss, 2 usage.
+    /// Runs `arguments` and returns the exit status: 0 pass or skipped, 1 miss, 2 usage.
     static func main(_ arguments: [String]) -> Int32 {
         guard let name = arguments.first, !["-h", "--help"].contains(name) else {
             print(usage, terminator: "")
@@ -100,7 +101,7 @@ enum Reliability {
         }
         result.seconds = ((monotonicSeconds() - started) * 10).rounded() / 10
         result.emit()
-        return result.pass ? 0 : 1
+        return result.status == .miss ? 1 : 0
     }
 
     private static func usageError(_ message: String) -> Int32 {

@@ -3,6 +3,7 @@
 // any file of the data directory or the report built from it.
 import Foundation
 import Perf
+import PerfTestSupport
 
 enum ReliabilityPrivacy {
     /// Every secret position carries a marker ending in this; paths and noise never contain it.
@@ -147,9 +148,9 @@ enum ReliabilityPrivacy {
 /// glued together, and text, controls and invisible characters around them; one input in ten is
 /// marker-free free text (random scalars) that only has to come out short and clean.
 struct SecretURLFuzzer {
-    private var random: SplitMix
+    private var random: SeededRandom
 
-    init(seed: UInt64) { random = SplitMix(seed: seed) }
+    init(seed: UInt64) { random = SeededRandom(seed: seed) }
 
     private mutating func roll(_ sides: Int) -> Int { Int(random.next() % UInt64(sides)) }
 

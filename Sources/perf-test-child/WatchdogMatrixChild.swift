@@ -1,4 +1,4 @@
-// `perf-bench child watchdog-matrix on|off <dir> [kind,kind,…]`: the watchdog's "first, do no
+// `perf-test-child watchdog-matrix on|off <dir> [kind,kind,…]`: the watchdog's "first, do no
 // harm" matrix. For every kind of blocking call, a 600 ms block of that kind runs on a watched
 // serial queue while two bystanders — the main thread and one other — make the same kind of call
 // for 2 s. Every call records how long it took and what it returned, so the test can compare a
@@ -15,6 +15,7 @@ import CPerfAllocCounter
 import Foundation
 import Glibc
 import Perf
+import PerfTestSupport
 
 enum WatchdogMatrixChild {
     static let watchedMs = 600
@@ -41,7 +42,7 @@ enum WatchdogMatrixChild {
         guard positional.count >= 2, ["on", "off"].contains(positional[0]), let target = Target(rawValue: targetName)
         else {
             FileHandle.standardError.write(
-                Data("usage: perf-bench child watchdog-matrix on|off <dir> [kinds] [target=queue|main|mainActor|pool]\n".utf8))
+                Data("usage: perf-test-child watchdog-matrix on|off <dir> [kinds] [target=queue|main|mainActor|pool]\n".utf8))
             return 2
         }
         if positional.count == 2 { positional.append(kinds.map(\.name).joined(separator: ",")) }
@@ -73,7 +74,7 @@ enum WatchdogMatrixChild {
             watchdog?.start()
         }
         // Blocks start at a random point between two pings (seeded, printed), as a program's do.
-        var random = SplitMix(seed: UInt64(DispatchTime.now().uptimeNanoseconds))
+        var random = SeededRandom(seed: UInt64(DispatchTime.now().uptimeNanoseconds))
         for (kind, function) in kinds where selected.contains(kind) {
             // Let the queue answer a few pings first, so each block starts from an idle queue.
             settle(watchdog, pings: 3)

@@ -5,6 +5,7 @@ import Dispatch
 import Foundation
 import Glibc
 import Perf
+import PerfTestSupport
 import Synchronization
 
 enum ReliabilityConcurrency {
@@ -28,7 +29,7 @@ enum ReliabilityConcurrency {
         let monitor = Monitor(stallSeconds: 10, ledger: scratch.url, threads: threads)
         monitor.start()
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
-        let ended = Bench.concurrently(threads: threads) { index in work(thread: index, until: deadline) }
+        let ended = Stress.concurrently(threads: threads) { index in work(thread: index, until: deadline) }
         monitor.finish()
         let rss = monitor.samples
         let settled = Array(rss.dropFirst(rss.count / 2))
@@ -96,7 +97,7 @@ enum ReliabilityConcurrency {
         return kinds.map { kind, label in
             let before = Perf.ProcessFigures.current().rssBytes ?? 0
             let deadline = DispatchTime.now().uptimeNanoseconds + 4_000_000_000
-            let ends = Bench.concurrently(threads: threads) { index in work(thread: index, until: deadline, only: kind)
+            let ends = Stress.concurrently(threads: threads) { index in work(thread: index, until: deadline, only: kind)
             }
             let grown = (Perf.ProcessFigures.current().rssBytes ?? 0) - before
             return "\(label) \(String(format: "%+.1f", Double(grown) / 1_048_576)) MiB (\(ends.reduce(0, +)) sequenced ends)"
@@ -124,7 +125,7 @@ enum ReliabilityConcurrency {
             case 6:
                 Perf.note("soak.note")
             default:
-                Perf.measure("soak.measure", slowMs: 0) { Bench.blackHole(step) }
+                Perf.measure("soak.measure", slowMs: 0) { Stress.blackHole(step) }
             }
             step += 1
             operations.add(1, ordering: .relaxed)

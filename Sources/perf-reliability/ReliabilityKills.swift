@@ -3,13 +3,14 @@
 import Foundation
 import Glibc
 import Perf
+import PerfTestSupport
 
 enum ReliabilityKills {
-    /// Runs the existing journal soak (`perf-bench child journal-append soak`, which alternates 1
+    /// Runs the existing journal soak (`perf-test-child journal-append soak`, which alternates 1
     /// and 2 writer threads) and turns its summary into a result line.
     static func journal(kills: Int) throws -> ScenarioResult {
         let child = try ChildProcess(
-            executable: perfBenchExecutable, arguments: ["child", "journal-append", "soak", "\(kills)"])
+            executable: testChild, arguments: ["journal-append", "soak", "\(kills)"])
         var figures: [String: Double] = [:]
         while let line = child.readLine(timeoutSeconds: 600) {
             let parts = line.split(separator: ":", maxSplits: 1)
@@ -34,10 +35,10 @@ enum ReliabilityKills {
             counts: figures)
     }
 
-    /// SIGKILLs `perf-bench child facade spans` (over-budget `Perf.begin`/`end` through the facade)
+    /// SIGKILLs `perf-test-child facade spans` (over-budget `Perf.begin`/`end` through the facade)
     /// after a random number of acknowledged ends; a fresh data directory every 50 kills.
     static func ledger(kills: Int, seed: UInt64) throws -> ScenarioResult {
-        var random = SplitMix(seed: seed)
+        var random = SeededRandom(seed: seed)
         var tally = LedgerTally()
         var batchStart = 0
         while batchStart < kills {
@@ -47,7 +48,7 @@ enum ReliabilityKills {
             for _ in batchStart..<min(kills, batchStart + 50) {
                 let target = 1 + Int(random.next() % 200)
                 let child = try ChildProcess(
-                    executable: perfBenchExecutable, arguments: ["child", "facade", "spans", directory.path])
+                    executable: testChild, arguments: ["facade", "spans", directory.path])
                 guard child.readLines(until: { $0 == "ack \(target - 1)" }, timeoutSeconds: 60) != nil else {
                     throw ChildProcess.Failure(description: "facade child stopped before \(target) acks (seed \(seed))")
                 }
@@ -121,12 +122,12 @@ enum ReliabilityKills {
         var fatal = 0
         var withCulprit = 0
         var durationErrors: [Double] = []
-        var random = SplitMix(seed: seed)
+        var random = SeededRandom(seed: seed)
         for kill in 0..<kills {
             let directory = try ScratchDirectory("crash-story")
             defer { directory.remove() }
             let child = try ChildProcess(
-                executable: perfBenchExecutable, arguments: ["child", "reliability", "crash-story", directory.path])
+                executable: testChild, arguments: ["reliability", "crash-story", directory.path])
             guard let lines = child.readLines(until: { $0 == "fatal" }, timeoutSeconds: 30),
                 let blocked = lines.first(where: { $0.hasPrefix("blocked ") }).flatMap({ UInt64($0.dropFirst(8)) })
             else {

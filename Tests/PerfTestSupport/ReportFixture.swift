@@ -1,23 +1,19 @@
-// Helpers of the report tests: the hand-made fixture directory, copies of it, and a fingerprint
-// of a directory tree to prove building never mutates it.
+// Helpers of the report tests (builder, summary, CLI): the hand-made fixture directory, copies of
+// it, and a fingerprint of a directory tree to prove building never mutates it.
 import Foundation
-import Testing
 
-@testable import Perf
-
-enum ReportFixture {
-    /// `Tests/PerfTests/Fixtures/report/`.
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("Fixtures/report")
+public enum ReportFixture {
+    /// `Tests/Fixtures/report/`.
+    public static let root = TestFixtures.folder("report")
     /// The hand-made data directory: a crashed session with an orphaned span and a fatal hang, a
     /// terminated one, an active one, a malformed line, an unknown kind, a torn last line, an
     /// invalid payload and a temporary payload file.
-    static let data = root.appendingPathComponent("data")
+    public static let data = root.appendingPathComponent("data")
     /// The committed report of ``data``; `PERF_UPDATE_GOLDEN=1` rewrites it.
-    static let golden = root.appendingPathComponent("golden-report.json")
+    public static let golden = root.appendingPathComponent("golden-report.json")
 
     /// A fresh copy of the fixture directory.
-    static func copy() throws -> TemporaryDirectory {
+    public static func copy() throws -> TemporaryDirectory {
         let directory = try TemporaryDirectory("report")
         try FileManager.default.removeItem(at: directory.url)
         try FileManager.default.copyItem(at: data, to: directory.url)
@@ -25,7 +21,7 @@ enum ReportFixture {
     }
 
     /// Every path under `url` with its size, modification time and content hash, sorted.
-    static func fingerprint(_ url: URL) throws -> [String] {
+    public static func fingerprint(_ url: URL) throws -> [String] {
         let manager = FileManager.default
         var entries: [String] = []
         let paths = try manager.subpathsOfDirectory(atPath: url.path).sorted()

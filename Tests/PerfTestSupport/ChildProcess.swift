@@ -1,77 +1,51 @@
-// What every reliability scenario shares: its one-line JSON result, child processes driven over
-// pipes, scratch directories and process figures.
+// Child processes driven over pipes, for tests, the reliability scenarios and the soak loops:
+// spawned with posix_spawn, read line by line with deadlines so a silent child fails the caller
+// instead of hanging it.
 import Foundation
 import Glibc
 
-/// The one machine-readable line a scenario prints: `scripts/reliability.sh` collects these and
-/// `perf-bench reliability report` turns them into `Reports/RELIABILITY.md`.
-struct ScenarioResult: Codable {
-    var scenario: String
-    /// What was done, with its counts, in words.
-    var done: String
-    /// The target from the issue.
-    var target: String
-    /// What was measured against the target.
-    var result: String
-    var pass: Bool
-    var notes: String = ""
-    var seconds: Double = 0
-    /// The raw counts behind `done` and `result`, for machines.
-    var counts: [String: Double] = [:]
-
-    /// Prints the result as one JSON line on stdout (the scenario's only stdout line).
-    func emit() {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let data = (try? encoder.encode(self)) ?? Data("{\"scenario\":\"\(scenario)\",\"pass\":false}".utf8)
-        FileHandle.standardOutput.write(data + Data("\n".utf8))
-    }
-}
-
-/// Progress for the operator, on stderr so stdout stays one line per scenario.
-func progress(_ message: String) {
-    FileHandle.standardError.write(Data("reliability: \(message)\n".utf8))
-}
-
 /// Seconds on CLOCK_MONOTONIC.
-func monotonicSeconds() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+public func monotonicSeconds() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 
-/// This executable, for spawning children of itself.
-let perfBenchExecutable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
+/// Executables built beside the running one: the test bundle, `perf-reliability` and
+/// `perf-test-child` all land in the same build products directory.
+public enum BuildProducts {
+    /// The directory of the running executable (`.build/<configuration>/`).
+    public static let directory = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        .deletingLastPathComponent()
 
-/// A fresh empty directory under the temporary directory; `remove()` deletes it.
-struct ScratchDirectory {
-    let url: URL
-    var path: String { url.path }
+    /// `name` in that directory, e.g. `perf-test-child`.
+    public static func executable(_ name: String) -> String { directory.appendingPathComponent(name).path }
 
-    init(_ label: String) throws {
-        url = URL(fileURLWithPath: NSTemporaryDirectory())
-            .appendingPathComponent("perf-reliability-\(label)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    func remove() { try? FileManager.default.removeItem(at: url) }
+    /// The crash and kill children (`perf-test-child <kind> …`). A test target that launches it
+    /// lists `.target(name: "perf-test-child")` among its dependencies, so SwiftPM builds it.
+    public static var testChild: String { executable("perf-test-child") }
 }
 
 /// A child process whose stdout (and optionally stdin) is a pipe, read line by line.
 ///
 /// Lines are read with a deadline (poll(2)), so a child that falls silent fails the scenario
 /// instead of hanging it.
-final class ChildProcess {
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
+public final class ChildProcess {
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
+
+        public init(description: String) { self.description = description }
     }
 
-    let pid: pid_t
+    public let pid: pid_t
     private let stdoutFD: Int32
     private var stdinFD: Int32?
     private var pending: [UInt8] = []
     private var reachedEOF = false
+
+    /// Whether the child closed its stdout (normally: it exited).
+    public var reachedEndOfFile: Bool { reachedEOF }
     private var status: Int32?
 
     /// Spawns `executable` with `arguments`; stderr is inherited unless `quiet` (discarded) or
     /// `mergeStandardError` (read with stdout). A bare command name (no `/`) is looked up in `PATH`.
-    init(
+    public init(
         executable: String, arguments: [String], withStandardInput: Bool = false, quiet: Bool = false,
         mergeStandardError: Bool = false
     ) throws {
@@ -120,7 +94,7 @@ final class ChildProcess {
     }
 
     /// The next complete line, or nil at end of file or when `timeoutSeconds` pass first.
-    func readLine(timeoutSeconds: Double) -> String? {
+    public func readLine(timeoutSeconds: Double) -> String? {
         let deadline = monotonicSeconds() + timeoutSeconds
         while true {
             if let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
@@ -147,7 +121,7 @@ final class ChildProcess {
 
     /// Reads until `line` matches, returning every line read (the match last), or nil on timeout
     /// or end of file.
-    func readLines(until match: (String) -> Bool, timeoutSeconds: Double) -> [String]? {
+    public func readLines(until match: (String) -> Bool, timeoutSeconds: Double) -> [String]? {
         let deadline = monotonicSeconds() + timeoutSeconds
         var lines: [String] = []
         while let line = readLine(timeoutSeconds: max(0, deadline - monotonicSeconds())) {
@@ -158,23 +132,23 @@ final class ChildProcess {
     }
 
     /// Every line left, up to end of file (call after the child exited or was killed).
-    func readRemainingLines() -> [String] {
+    public func readRemainingLines() -> [String] {
         var lines: [String] = []
         while let line = readLine(timeoutSeconds: 30) { lines.append(line) }
         return lines
     }
 
-    func send(_ signal: Int32) { kill(pid, signal) }
+    public func send(_ signal: Int32) { kill(pid, signal) }
 
     /// Closes the child's stdin: children that watch it take that as "finish and exit".
-    func closeStandardInput() {
+    public func closeStandardInput() {
         if let stdinFD { close(stdinFD) }
         stdinFD = nil
     }
 
     /// Waits for the child to exit and returns its raw wait status.
     @discardableResult
-    func wait() -> Int32 {
+    public func wait() -> Int32 {
         if let status { return status }
         var raw: Int32 = 0
         while waitpid(pid, &raw, 0) < 0 && errno == EINTR {}
@@ -183,36 +157,37 @@ final class ChildProcess {
     }
 
     /// SIGKILLs the child and reaps it.
-    func killAndWait() {
+    public func killAndWait() {
         send(SIGKILL)
         wait()
     }
 
     /// "exit 0", "signal 25 (SIGXFSZ)": what a raw wait status means.
-    static func describe(_ status: Int32) -> String {
+    public static func describe(_ status: Int32) -> String {
         let signal = status & 0x7F
         if signal == 0 { return "exit \((status >> 8) & 0xFF)" }
         return "signal \(signal) (\(String(cString: strsignal(signal))))"
     }
 
-    static func exitedNormally(_ status: Int32) -> Bool { status & 0x7F == 0 }
+    public static func exitedNormally(_ status: Int32) -> Bool { status & 0x7F == 0 }
+}
 
-    /// The output of the last tool that failed, for error messages.
-    nonisolated(unsafe) static var lastToolOutput = ""
+extension ChildProcess {
+    /// The exit code of a normal exit.
+    public static func exitCode(_ status: Int32) -> Int32 { (status >> 8) & 0xFF }
 
-    /// Runs a tool to completion; true when it exited 0 (otherwise its output is kept in
-    /// ``lastToolOutput``).
-    static func runTool(_ arguments: [String]) -> Bool {
-        guard
-            let tool = try? ChildProcess(
-                executable: arguments[0], arguments: Array(arguments.dropFirst()), mergeStandardError: true)
-        else { return false }
-        let output = tool.readRemainingLines()
-        let status = tool.wait()
-        let succeeded = exitedNormally(status) && exitCode(status) == 0
-        if !succeeded { lastToolOutput = "\(arguments.joined(separator: " ")): \(output.joined(separator: " "))" }
-        return succeeded
+    /// The signal that ended the child, or nil when it exited.
+    public static func terminatingSignal(_ status: Int32) -> Int32? { exitedNormally(status) ? nil : status & 0x7F }
+
+    /// Runs `executable` to its end and returns its stdout lines and raw wait status; `timeoutSeconds`
+    /// bounds each silence, after which the child is killed.
+    public static func run(
+        _ executable: String, _ arguments: [String], timeoutSeconds: Double = 60
+    ) throws -> (lines: [String], status: Int32) {
+        let child = try ChildProcess(executable: executable, arguments: arguments)
+        var lines: [String] = []
+        while let line = child.readLine(timeoutSeconds: timeoutSeconds) { lines.append(line) }
+        if !child.reachedEndOfFile { child.send(SIGKILL) }
+        return (lines, child.wait())
     }
-
-    static func exitCode(_ status: Int32) -> Int32 { (status >> 8) & 0xFF }
 }

@@ -1,10 +1,11 @@
-// Disk faults under a running writer (`child reliability writer`): a file-size limit, a tiny
+// Disk faults under a running writer (`perf-test-child reliability writer`): a file-size limit, a tiny
 // filesystem, the data directory deleted, and the data directory made read-only. Each must cost
 // dropped lines reported as a `dropped` gap, never the process; recording resumes once the fault
 // is lifted.
 import Foundation
 import Glibc
 import Perf
+import PerfTestSupport
 
 enum ReliabilityDiskFaults {
     /// A writer child driven through a fault: start, `ack` count before, fault, count during,
@@ -52,14 +53,14 @@ enum ReliabilityDiskFaults {
         data: URL, options: [String], asNobody: Bool = false, episode: Episode = Episode(),
         fault: (pid_t) throws -> Void, lift: (pid_t) throws -> Void
     ) throws -> Outcome {
-        let writer = ["child", "reliability", "writer", data.path] + options
+        let writer = ["reliability", "writer", data.path] + options
         let child =
             asNobody
             ? try ChildProcess(
                 executable: "setpriv",
-                arguments: ["--reuid=65534", "--regid=65534", "--clear-groups", perfBenchExecutable] + writer,
+                arguments: ["--reuid=65534", "--regid=65534", "--clear-groups", testChild] + writer,
                 withStandardInput: true)
-            : try ChildProcess(executable: perfBenchExecutable, arguments: writer, withStandardInput: true)
+            : try ChildProcess(executable: testChild, arguments: writer, withStandardInput: true)
         var acked = 0
         func waitForAcks(_ more: Int) throws {
             acked += more
@@ -117,9 +118,8 @@ enum ReliabilityDiskFaults {
         let name = "Disk: tiny filesystem (ENOSPC)"
         let target = "no crash, gap reported as `dropped`, recording resumes when space returns"
         guard ChildProcess.runTool(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", scratch.path]) else {
-            return ScenarioResult(
-                scenario: name, done: "mount -t tmpfs -o size=256k refused (no privilege here)", target: target,
-                result: "not possible here", pass: true,
+            return .skipped(
+                scenario: name, target: target, why: "mount -t tmpfs -o size=256k refused (no privilege here)",
                 notes: "ENOSPC is covered by the ledger's fault-injection seam (LedgerFaultInjectionTests, "
                     + "JournalKit FaultInjectionTests)")
         }
@@ -166,9 +166,9 @@ enum ReliabilityDiskFaults {
         if asNobody,
             !ChildProcess.runTool(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "true"])
         {
-            return ScenarioResult(
-                scenario: name, done: "setpriv cannot drop to nobody here", target: target,
-                result: "not possible here", pass: true, notes: "a root writer ignores file modes")
+            return .skipped(
+                scenario: name, target: target, why: "setpriv cannot drop to nobody here",
+                notes: "a root writer ignores file modes")
         }
         chmod(scratch.path, 0o777)
         let data = scratch.url.appendingPathComponent("data")
@@ -207,9 +207,8 @@ enum ReliabilityDiskFaults {
         guard ChildProcess.runTool(["mount", "--bind", "-o", "ro", scratch.path, scratch.path]),
             ChildProcess.runTool(["umount", scratch.path])
         else {
-            return ScenarioResult(
-                scenario: name, done: "mount --bind refused (no privilege here)", target: target,
-                result: "not possible here", pass: true,
+            return .skipped(
+                scenario: name, target: target, why: "mount --bind refused (no privilege here)",
                 notes: "the modes variant covers a read-only directory; \(ChildProcess.lastToolOutput)")
         }
         var mounted = false

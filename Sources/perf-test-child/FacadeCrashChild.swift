@@ -1,4 +1,4 @@
-// `perf-bench child facade <mode> <dir>`: programs that use Perf exactly as a service would, for
+// `perf-test-child facade <mode> <dir>`: programs that use Perf exactly as a service would, for
 // tests that SIGKILL them.
 //   spans: ends over-budget spans in a loop, acknowledging each on stdout after `end()` returned.
 //   open:  opens a bounded keyed span, prints "ready", and blocks until killed.
@@ -11,7 +11,7 @@ import Perf
 enum FacadeCrashChild {
     static func run(_ arguments: [String]) -> Int32 {
         guard arguments.count == 2, ["spans", "open", "hang"].contains(arguments[0]) else {
-            FileHandle.standardError.write(Data("usage: perf-bench child facade spans|open|hang <dir>\n".utf8))
+            FileHandle.standardError.write(Data("usage: perf-test-child facade spans|open|hang <dir>\n".utf8))
             return 2
         }
         Perf.install(

@@ -5,8 +5,9 @@ import Foundation
 import Glibc
 import JournalKit
 import Perf
-import PerfReport
 import PerfCore
+import PerfReport
+import PerfTestSupport
 
 enum ReliabilityBadInput {
     /// What the in-process and CLI runs saw.

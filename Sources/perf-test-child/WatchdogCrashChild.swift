@@ -1,4 +1,4 @@
-// `perf-bench child watchdog [block=<ms>]`: a process whose serial queue is kept busy with 2 ms
+// `perf-test-child watchdog [block=<ms>]`: a process whose serial queue is kept busy with 2 ms
 // items while a hang watchdog monitors it; `block=` injects one block 0.5 s after start. Tests
 // SIGSTOP it (no hang may be reported) or SIGKILL it during the block; `foreign-sigprof` installs
 // another SIGPROF handler first; `main` monitors the main queue (run by `dispatchMain()`) instead.
@@ -20,7 +20,7 @@ enum WatchdogCrashChild {
             foreignHandlerAddress = unsafeBitCast(foreignHandler, to: UInt.self)
         }
         let onMain = arguments.contains("main")
-        let queue = onMain ? DispatchQueue.main : DispatchQueue(label: "perf-bench.watchdog-child")
+        let queue = onMain ? DispatchQueue.main : DispatchQueue(label: "perf-test-child.watchdog")
         var configuration = Perf.HangWatchdog.Configuration()
         configuration.startupGrace = .zero
         configuration.onEpisode = { episode in emit(describe(episode)) }

@@ -2,14 +2,15 @@
 import Foundation
 import Glibc
 import Perf
+import PerfTestSupport
 
 /// Damages a file the way disks, editors, truncated copies and hostile users do: bit flips,
 /// JSON-significant bytes, cut and repeated ranges, extreme numbers, deep nesting, huge strings,
 /// reordered lines and pieces spliced in from another file.
 struct InputMutator {
-    private var random: SplitMix
+    private var random: SeededRandom
 
-    init(seed: UInt64) { random = SplitMix(seed: seed) }
+    init(seed: UInt64) { random = SeededRandom(seed: seed) }
 
     private mutating func below(_ bound: Int) -> Int { bound <= 0 ? 0 : Int(random.next() % UInt64(bound)) }
 
@@ -110,7 +111,7 @@ struct MutationSeeds {
 
         crashedSessions = scratch.url.appendingPathComponent("crashed")
         let session = try ChildProcess(
-            executable: perfBenchExecutable, arguments: ["child", "session", crashedSessions.path, "fuzzseed0000001"])
+            executable: testChild, arguments: ["session", crashedSessions.path, "fuzzseed0000001"])
         guard session.readLines(until: { $0 == "ready" }, timeoutSeconds: 30) != nil else {
             throw ChildProcess.Failure(description: "child session never became ready")
         }

@@ -1,4 +1,4 @@
-// `perf-bench child ledger-spans <dir> <run> [capBytes]`: appends over-budget span lines until
+// `perf-test-child ledger-spans <dir> <run> [capBytes]`: appends over-budget span lines until
 // killed, acknowledging each on stdout only after `append` returned, for the SIGKILL test.
 import Foundation
 import Glibc
@@ -7,7 +7,7 @@ import Perf
 enum LedgerCrashChild {
     static func run(_ arguments: [String]) -> Int32 {
         guard arguments.count >= 2, let runNumber = Int(arguments[1]) else {
-            FileHandle.standardError.write(Data("usage: perf-bench child ledger-spans <dir> <run> [capBytes]\n".utf8))
+            FileHandle.standardError.write(Data("usage: perf-test-child ledger-spans <dir> <run> [capBytes]\n".utf8))
             return 2
         }
         let capBytes = arguments.count > 2 ? Int(arguments[2]) ?? 64 << 20 : 64 << 20

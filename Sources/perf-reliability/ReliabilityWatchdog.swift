@@ -2,11 +2,12 @@
 // and CPU-starved by spinners; no hang may be blamed on its queue.
 import Foundation
 import Glibc
+import PerfTestSupport
 
 enum ReliabilityWatchdog {
     static func falsePositives(stops: Int, stopSeconds: Double, starveSeconds: Double) throws -> ScenarioResult {
         let child = try ChildProcess(
-            executable: perfBenchExecutable, arguments: ["child", "watchdog"], withStandardInput: true)
+            executable: testChild, arguments: ["watchdog"], withStandardInput: true)
         guard child.readLines(until: { $0 == "ready" }, timeoutSeconds: 30) != nil else {
             throw ChildProcess.Failure(description: "the watchdog child never became ready")
         }
@@ -51,11 +52,11 @@ enum ReliabilityWatchdog {
     /// Busy threads at normal priority for `seconds`, competing with the child for every core.
     private static func starve(threads: Int, seconds: Double) {
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
-        let spins = Bench.concurrently(threads: threads) { _ -> UInt64 in
+        let spins = Stress.concurrently(threads: threads) { _ -> UInt64 in
             var spins: UInt64 = 0
             while DispatchTime.now().uptimeNanoseconds < deadline { spins &+= 1 }
             return spins
         }
-        Bench.blackHole(spins)
+        Stress.blackHole(spins)
     }
 }
