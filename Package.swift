@@ -69,6 +69,9 @@ let package = Package(
             ],
             swiftSettings: strict),
         .testTarget(
+            name: "PerfReportTests", dependencies: ["PerfReport", "Perf", "PerfCore", "PerfTestSupport"],
+            swiftSettings: strict),
+        .testTarget(
             name: "PerfReportCLITests",
             dependencies: [
                 "PerfReportCLI", "PerfReport", "PerfTestSupport", .target(name: "perf-report"), .target(name: "perf-bench"),

@@ -7,7 +7,7 @@ import Testing
 @testable import PerfReportCLI
 
 @Suite struct ExportCommandTests {
-    /// The export tests' fixture report (built in code by the Perf tests, committed as a file).
+    /// The export tests' fixture report (built in code by PerfReportTests' ExportFixture, committed as a file).
     static let report = TestFixtures.folder("export").appendingPathComponent("report.json")
 
     /// The fixture report with `change` applied, written into `directory`.

@@ -30,12 +30,13 @@ import Testing
         var random = SeededRandom(seed: seed)
         let copy = try ReportFixture.copy()
         defer { copy.remove() }
-        let ledger = try [UInt8](Data(contentsOf: copy.ledger))
+        let ledgerURL = copy.file(Perf.LedgerWriter.fileName)
+        let ledger = try [UInt8](Data(contentsOf: ledgerURL))
         let payloadURL = copy.url.appendingPathComponent("perf-diagnostics/20261202T131000000Z-b2b2b2b2b2b2b2b2.json")
         let payload = try [UInt8](Data(contentsOf: payloadURL))
         var built = 0
         for _ in 0..<1_500 {
-            try Data(Self.mutate(ledger, using: &random)).write(to: copy.ledger)
+            try Data(Self.mutate(ledger, using: &random)).write(to: ledgerURL)
             try Data(Self.mutate(payload, using: &random)).write(to: payloadURL)
             do {
                 let bytes = try Perf.ReportBuilder(directory: copy.url).build()
