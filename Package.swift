@@ -71,10 +71,14 @@ let package = Package(
         .testTarget(
             name: "PerfReportTests", dependencies: ["PerfReport", "Perf", "PerfCore", "PerfTestSupport"],
             swiftSettings: strict),
+        // The scenario results of perf-reliability (PASS, MISS, SKIPPED); launches nothing.
+        .testTarget(
+            name: "PerfReliabilityTests", dependencies: [.target(name: "perf-reliability")], swiftSettings: strict),
         .testTarget(
             name: "PerfReportCLITests",
             dependencies: [
-                "PerfReportCLI", "PerfReport", "PerfTestSupport", .target(name: "perf-report"), .target(name: "perf-bench"),
+                "PerfReportCLI", "PerfReport", "PerfTestSupport", .target(name: "perf-report"),
+                .target(name: "perf-bench"),
             ],
             swiftSettings: strict),
     ],

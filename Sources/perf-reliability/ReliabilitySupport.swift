@@ -97,7 +97,8 @@ struct ScenarioResult: Codable {
     func emit() {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let data = (try? encoder.encode(self)) ?? Data("{\"scenario\":\"\(scenario)\",\"pass\":false,\"status\":\"MISS\"}".utf8)
+        let fallback = "{\"scenario\":\"\(scenario)\",\"pass\":false,\"status\":\"MISS\"}"
+        let data = (try? encoder.encode(self)) ?? Data(fallback.utf8)
         FileHandle.standardOutput.write(data + Data("\n".utf8))
     }
 }

@@ -16,8 +16,8 @@ let children: [String: ([String]) -> Int32] = [
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 guard let kind = arguments.first, let child = children[kind] else {
-    FileHandle.standardError.write(
-        Data("usage: perf-test-child <kind> [<argument> ...]; kinds: \(children.keys.sorted().joined(separator: ", "))\n".utf8))
+    let kinds = children.keys.sorted().joined(separator: ", ")
+    FileHandle.standardError.write(Data("usage: perf-test-child <kind> [<argument> ...]; kinds: \(kinds)\n".utf8))
     exit(2)
 }
 exit(child(Array(arguments.dropFirst())))

@@ -1,9 +1,9 @@
 // CRC-32C against published check values and the bitwise definition.
 import Foundation
+import PerfTestSupport
 import Testing
 
 @testable import JournalKit
-import PerfTestSupport
 
 @Suite struct CRC32CTests {
     @Test func standardCheckValues() {

@@ -1,8 +1,8 @@
 // Many threads appending at once: every entry recovered exactly once, in per-thread order,
 // never interleaved with another.
 import Foundation
-import Synchronization
 import PerfTestSupport
+import Synchronization
 import Testing
 
 @testable import JournalKit

@@ -1,9 +1,9 @@
 // SIGKILL durability with a real child process: every acknowledged entry must be recovered.
 import Foundation
+import PerfTestSupport
 import Testing
 
 @testable import JournalKit
-import PerfTestSupport
 
 @Suite struct SIGKILLTests {
     /// `perf-test-child`, a dependency of this target, built beside the test bundle.

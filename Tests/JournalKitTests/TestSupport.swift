@@ -2,10 +2,10 @@
 // The seeded generator, temporary directories and the crash child's payload are PerfTestSupport's.
 import Foundation
 import Glibc
+import PerfTestSupport
 import Testing
 
 @testable import JournalKit
-import PerfTestSupport
 
 extension TemporaryDirectory {
     /// Segment files present, oldest first.

@@ -2,8 +2,8 @@
 // under concurrent writers and readers, and is written by every kind of span end.
 import CPerfAllocCounter
 import Dispatch
-import Synchronization
 import PerfTestSupport
+import Synchronization
 import Testing
 
 @testable import PerfCore

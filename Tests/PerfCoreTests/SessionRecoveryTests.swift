@@ -1,7 +1,7 @@
 // Recovery of prior sessions in one process: terminated, crashed, acknowledge, locks, corruption.
 import Foundation
-import PerfTestSupport
 import JournalKit
+import PerfTestSupport
 import Testing
 
 @testable import PerfCore

@@ -1,8 +1,8 @@
 // Seeded concurrency fuzz: 8 tasks interleave begins, ends, supersedes, expiry and new sinks;
 // afterwards nothing is lost, duplicated or delivered out of order, and no span is left open.
 import PerfCore
-import Synchronization
 import PerfTestSupport
+import Synchronization
 import Testing
 
 /// Everything the fuzz tasks share.

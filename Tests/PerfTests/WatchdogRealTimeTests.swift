@@ -2,8 +2,8 @@
 // They assert tolerances, never timings.
 import Dispatch
 import Foundation
-import Synchronization
 import PerfTestSupport
+import Synchronization
 import Testing
 
 @testable import Perf
