@@ -32,14 +32,55 @@ let package = Package(
             dependencies: ["Perf", "PerfReport", "PerfCore", "JournalKit", "CPerfShims", "CPerfAllocCounter"],
             swiftSettings: strict
         ),
+        // Test support, never a product: the one seeded generator, temporary directories, the
+        // child-process runner, waitUntil, the journal crash payload and the shared fixtures.
+        .target(name: "PerfTestSupport", path: "Tests/PerfTestSupport", swiftSettings: strict),
+        // The crash and kill children tests and reliability scenarios launch (`perf-test-child <kind>`).
+        // Not a product: every test target that launches it lists it as a dependency.
+        .executableTarget(
+            name: "perf-test-child",
+            dependencies: ["Perf", "PerfCore", "JournalKit", "CPerfShims", "CPerfAllocCounter", "PerfTestSupport"],
+            swiftSettings: strict
+        ),
+        // Reliability scenarios (scripts/reliability.sh); they launch perf-test-child and perf-report.
+        .executableTarget(
+            name: "perf-reliability",
+            dependencies: ["Perf", "PerfReport", "PerfCore", "JournalKit", "PerfTestSupport"],
+            swiftSettings: strict
+        ),
         .testTarget(
-            // perf-bench holds the crash child's payload format and kill loop the SIGKILL test shares.
-            name: "JournalKitTests", dependencies: ["JournalKit", "CPerfShims", "CPerfAllocCounter", "perf-bench"], swiftSettings: strict),
-        .testTarget(name: "PerfCoreTests", dependencies: ["PerfCore", "JournalKit", "CPerfShims", "CPerfAllocCounter"], swiftSettings: strict),
+            name: "JournalKitTests",
+            dependencies: [
+                "JournalKit", "CPerfShims", "CPerfAllocCounter", "PerfTestSupport", .target(name: "perf-test-child"),
+            ],
+            swiftSettings: strict),
         .testTarget(
-            name: "PerfTests", dependencies: ["Perf", "PerfReport", "PerfCore", "JournalKit", "CPerfShims", "CPerfAllocCounter"],
-            exclude: ["Fixtures"], swiftSettings: strict),
-        .testTarget(name: "PerfReportCLITests", dependencies: ["PerfReportCLI", "PerfReport"], swiftSettings: strict),
+            name: "PerfCoreTests",
+            dependencies: [
+                "PerfCore", "JournalKit", "CPerfShims", "CPerfAllocCounter", "PerfTestSupport",
+                .target(name: "perf-test-child"),
+            ],
+            swiftSettings: strict),
+        .testTarget(
+            name: "PerfTests",
+            dependencies: [
+                "Perf", "PerfReport", "PerfCore", "JournalKit", "CPerfShims", "CPerfAllocCounter", "PerfTestSupport",
+                .target(name: "perf-test-child"),
+            ],
+            swiftSettings: strict),
+        .testTarget(
+            name: "PerfReportTests", dependencies: ["PerfReport", "Perf", "PerfCore", "PerfTestSupport"],
+            swiftSettings: strict),
+        // The scenario results of perf-reliability (PASS, MISS, SKIPPED); launches nothing.
+        .testTarget(
+            name: "PerfReliabilityTests", dependencies: [.target(name: "perf-reliability")], swiftSettings: strict),
+        .testTarget(
+            name: "PerfReportCLITests",
+            dependencies: [
+                "PerfReportCLI", "PerfReport", "PerfTestSupport", .target(name: "perf-report"),
+                .target(name: "perf-bench"),
+            ],
+            swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

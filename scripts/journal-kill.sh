@@ -6,5 +6,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 kills="${1:-1000}"
-swift build -c release --product perf-bench >&2
-exec .build/release/perf-bench child journal-append soak "$kills" ${2:+"$2"}
+swift build -c release --product perf-test-child >&2
+exec .build/release/perf-test-child journal-append soak "$kills" ${2:+"$2"}

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# Runs Perf's reliability scenarios (issue 9) with release builds, each under `timeout`, and writes
-# the report: SIGKILL soaks, the crash story, disk faults, bad input, concurrency, watchdog false
-# positives and privacy. Exit status 1 when any target is missed (or a scenario times out).
+# Runs Perf's reliability scenarios (issue 9) with release builds of perf-reliability (and the
+# perf-test-child and perf-report it launches), each under `timeout`, and writes the report: SIGKILL
+# soaks, the crash story, disk faults, bad input, concurrency, watchdog false positives and privacy.
+# Each scenario is PASS, MISS, or SKIPPED when it cannot run here (no privilege to mount, say):
+# SKIPPED is never a pass and does not fail the run. Exit status 1 when any target is missed (or a
+# scenario times out).
 #
 # Usage: scripts/reliability.sh [--quick] [--out FILE] [--no-build] [--only SCENARIO]...
 #   --quick      CI's counts (a few minutes); writes /tmp/RELIABILITY-quick.md unless --out says
 #   --out FILE   where the Markdown goes (default Reports/RELIABILITY.md, quick: /tmp/RELIABILITY-quick.md)
 #   --no-build   use .build/release as it is (by default it is rebuilt unless newer than Sources/)
-#   --only NAME  run one scenario (repeatable); `perf-bench reliability --help` lists them
+#   --only NAME  run one scenario (repeatable); `perf-reliability --help` lists them
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,7 +25,7 @@ while [ $# -gt 0 ]; do
         --no-build) build=0 ;;
         --out) out="$2"; shift ;;
         --only) only+=("$2"); shift ;;
-        -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
         *) echo "error: unexpected argument '$1'" >&2; exit 2 ;;
     esac
     shift
@@ -33,13 +36,16 @@ fi
 
 bin=.build/release
 stale() {
-    [ ! -x "$bin/$1" ] || [ -n "$(find Sources Package.swift -newer "$bin/$1" -print -quit)" ]
+    [ ! -x "$bin/$1" ] || [ -n "$(find Sources Tests/PerfTestSupport Package.swift -newer "$bin/$1" -print -quit)" ]
 }
-if [ "$build" -eq 1 ] && { stale perf-bench || stale perf-report; }; then
-    echo "== swift build -c release (perf-bench, perf-report)" >&2
-    swift build -c release --product perf-bench >&2 || exit 1
-    swift build -c release --product perf-report >&2 || exit 1
-fi
+tools=(perf-reliability perf-test-child perf-report)
+for tool in "${tools[@]}"; do
+    if [ "$build" -eq 1 ] && stale "$tool"; then
+        echo "== swift build -c release --product $tool" >&2
+        swift build -c release --product "$tool" >&2 || exit 1
+    fi
+    [ -x "$bin/$tool" ] || { echo "error: $bin/$tool is missing; run without --no-build" >&2; exit 1; }
+done
 
 # name, then the timeout in seconds of a full run and of a quick run.
 scenarios=(
@@ -70,7 +76,7 @@ for entry in "${scenarios[@]}"; do
     [ "$quick" -eq 1 ] && limit=$short
     echo "== $name (timeout ${limit} s)" >&2
     begin=$(date +%s)
-    timeout -k 10 "$limit" "$bin/perf-bench" reliability "$name" "${mode[@]}" >"$line"
+    timeout -k 10 "$limit" "$bin/perf-reliability" "$name" "${mode[@]}" >"$line"
     status=$?
     took=$(( $(date +%s) - begin ))
     if grep -q '^{' "$line"; then
@@ -79,14 +85,17 @@ for entry in "${scenarios[@]}"; do
         # No result line: the scenario hung past its timeout or died; both are misses.
         reason="exit status $status"
         [ "$status" -eq 124 ] || [ "$status" -eq 137 ] && reason="timed out after ${limit} s"
-        printf '{"scenario":"%s","done":"did not finish","target":"a result line within %s s","result":"%s","pass":false,"notes":"","seconds":%s,"counts":{}}\n' \
+        printf '{"scenario":"%s","done":"did not finish","target":"a result line within %s s","result":"%s","pass":false,"status":"MISS","notes":"","seconds":%s,"counts":{}}\n' \
             "$name" "$limit" "$reason" "$took" >>"$results"
     fi
-    verdict=$(tail -n 1 "$results" | grep -q '"pass":true' && echo PASS || echo MISS)
+    verdict=MISS
+    tail -n 1 "$results" | grep -q '"pass":true' && verdict=PASS
+    tail -n 1 "$results" | grep -q '"status":"SKIPPED"' && verdict=SKIPPED
     echo "== $name: $verdict in ${took} s" >&2
 done
 
-"$bin/perf-bench" reliability report --results "$results" --out "$out" --command "$command"
+"$bin/perf-reliability" report --results "$results" --out "$out" --command "$command"
 status=$?
-echo "== wrote $out in $(( $(date +%s) - started )) s ($([ $status -eq 0 ] && echo 'every target met' || echo 'targets missed'))" >&2
+skipped=$(grep -c '"status":"SKIPPED"' "$results" || true)
+echo "== wrote $out in $(( $(date +%s) - started )) s ($([ $status -eq 0 ] && echo 'no target missed' || echo 'targets missed'); $skipped skipped)" >&2
 exit $status

@@ -86,7 +86,7 @@ fi
 # hostile names), each exported in every format.
 "$binary" demo -o "$work/demo.json" >"$work/demo.out" 2>"$work/demo.err" \
     || fail setup "perf-report demo failed: $(tail -3 "$work/demo.err")"
-cp Tests/PerfTests/Fixtures/export/report.json "$work/fixture.json"
+cp Tests/Fixtures/export/report.json "$work/fixture.json"
 reports=(demo fixture)
 export_format() {  # report format output
     "$binary" export "$work/$1.json" --format "$2" -o "$3" >/dev/null 2>"$work/$2.err" \

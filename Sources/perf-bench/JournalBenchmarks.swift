@@ -255,7 +255,7 @@ enum JournalBenchmarks {
         let url = URL(fileURLWithPath: scratch)
         let totalBytes = context.quick ? 16 << 20 : 64 << 20
         let journal = try Journal(directory: url, configuration: .init(byteBudget: 4 * totalBytes))
-        var random = SplitMix(seed: 42)
+        var random = BenchSplitMix(seed: 42)
         let bytes = payload(2000)
         defer { bytes.deallocate() }
         var written = 0

@@ -1,5 +1,5 @@
-// perf-bench: benchmarks measured beside their physical baselines, plus the child processes
-// that crash tests and reliability runs kill (`perf-bench child <kind> …`).
+// perf-bench: benchmarks measured beside their physical baselines, and nothing else. The reliability
+// scenarios are `perf-reliability`; the children tests and scenarios kill are `perf-test-child`.
 import Foundation
 
 let groups: [BenchGroup] = [
@@ -12,24 +12,10 @@ let groups: [BenchGroup] = [
     ReportBenchmarks.group,
 ]
 
-/// Children that tests spawn and SIGKILL: each reads its arguments and never returns normally
-/// unless told to stop.
-let children: [String: ([String]) -> Int32] = [
-    "journal-append": JournalCrashChild.run,
-    "ledger-spans": LedgerCrashChild.run,
-    "session": SessionCrashChild.run,
-    "facade": FacadeCrashChild.run,
-    "watchdog": WatchdogCrashChild.run,
-    "watchdog-matrix": WatchdogMatrixChild.run,
-    "reliability": ReliabilityChild.run,
-]
-
 let usage = """
     OVERVIEW: Perf's benchmarks, each figure beside its baseline measured in the same run.
 
     USAGE: perf-bench [--quick] [--only <group>] [--json <file>] [--markdown <file>] [--gbench <file>]
-           perf-bench child <kind> [<argument> ...]
-           perf-bench reliability <scenario> [--quick]   (see perf-bench reliability --help)
 
     OPTIONS:
       --quick                 Fewer iterations; finishes in under a minute.
@@ -44,15 +30,6 @@ let usage = """
     """
 
 var arguments = Array(CommandLine.arguments.dropFirst())
-if arguments.first == "child" {
-    guard arguments.count >= 2, let child = children[arguments[1]] else {
-        FileHandle.standardError.write(Data("Error: unknown child kind\n".utf8))
-        exit(2)
-    }
-    exit(child(Array(arguments.dropFirst(2))))
-}
-if arguments.first == "reliability" { exit(Reliability.main(Array(arguments.dropFirst()))) }
-
 var quick = false
 var only: String?
 var jsonPath: String?

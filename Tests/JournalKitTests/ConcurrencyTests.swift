@@ -1,6 +1,7 @@
 // Many threads appending at once: every entry recovered exactly once, in per-thread order,
 // never interleaved with another.
 import Foundation
+import PerfTestSupport
 import Synchronization
 import Testing
 
@@ -8,7 +9,7 @@ import Testing
 
 @Suite struct ConcurrencyTests {
     @Test func eightThreadsTwoThousandAppendsEach() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let journal = try Journal(directory: directory.url, configuration: .init(byteBudget: 256 << 20))
         let threads = 8
@@ -39,7 +40,7 @@ import Testing
 
     /// Rotation, segment preparation and drops racing with four writers under a tiny budget.
     @Test func concurrentAppendsThroughManyRotations() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let budget = 16 << 10
         let journal = try Journal(
@@ -70,7 +71,7 @@ import Testing
     }
 
     @Test func concurrentFsyncAppendsShareSyncs() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let journal = try Journal(
             directory: directory.url, configuration: .init(byteBudget: 1 << 20, durability: .fsync))

@@ -1,6 +1,7 @@
 // Failures forced through the syscall seam: short writes, a full disk, EINTR, failed unlinks.
 import Foundation
 import Glibc
+import PerfTestSupport
 import Testing
 
 @testable import JournalKit
@@ -11,7 +12,7 @@ import Testing
 @Suite struct FaultInjectionTests {
     /// One interrupted entry costs one entry, not the rest of the session.
     @Test func shortWritePoisonsTheSegmentAndTheNextAppendStartsAFreshOne() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let (journal, faults) = try journalWithFaults(
             at: directory, configuration: .init(byteBudget: 1 << 20, segmentHeader: Data("h".utf8)))
@@ -36,7 +37,7 @@ import Testing
     }
 
     @Test func diskFullIsTypedAndRecoverable() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let (journal, faults) = try journalWithFaults(at: directory)
         try journal.append(makeEntry(1))
@@ -56,7 +57,7 @@ import Testing
     }
 
     @Test func segmentCreationFailureIsTyped() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let faults = FaultInjection()
         var syscalls = Syscalls.live
@@ -73,7 +74,7 @@ import Testing
     }
 
     @Test func interruptedSyscallsAreRetried() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let (journal, faults) = try journalWithFaults(
             at: directory, configuration: .init(byteBudget: 1 << 20, durability: .fsync))
@@ -87,7 +88,7 @@ import Testing
     }
 
     @Test func failedSyncIsReportedWithoutLosingTheEntry() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let (journal, faults) = try journalWithFaults(
             at: directory, configuration: .init(byteBudget: 1 << 20, durability: .fsync))
@@ -104,7 +105,7 @@ import Testing
 
     /// A failed unlink is not counted as freed, is retried, and the footprint returns to the budget.
     @Test func failedUnlinksAreRetriedAndCountedHonestly() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let budget = 4096
         let (journal, faults) = try journalWithFaults(at: directory, configuration: .init(byteBudget: budget))
@@ -132,7 +133,7 @@ import Testing
     }
 
     @Test func permanentlyFailingUnlinksAreNeverCountedAsFreed() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let (journal, faults) = try journalWithFaults(at: directory, configuration: .init(byteBudget: 4096))
         faults.fail(.unlink, errno: EACCES, times: 1_000_000)

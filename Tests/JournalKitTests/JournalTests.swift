@@ -1,12 +1,13 @@
 // The writer: rotation under a budget, headers, reopen, close, configuration errors.
 import Foundation
+import PerfTestSupport
 import Testing
 
 @testable import JournalKit
 
 @Suite struct JournalTests {
     @Test func appendThenRecoverRoundTrips() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let journal = try Journal(directory: directory.url)
         let entries = (0..<100).map { makeEntry($0, size: $0 * 13 % 700 + 1) }
@@ -19,7 +20,7 @@ import Testing
     }
 
     @Test func rotationUnderATinyBudgetKeepsTheNewestWithinBudget() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let budget = 4096
         let header = Data("session 7".utf8)
@@ -55,7 +56,7 @@ import Testing
     }
 
     @Test func reopenContinuesInANewSegment() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         var expected: [Data] = []
         for run in 0..<3 {
@@ -76,7 +77,7 @@ import Testing
 
     /// A crash tore the tail; the next run must not append behind it or its entries would be lost.
     @Test func reopenAfterATornTailNeverAppendsBehindIt() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let first = try Journal(directory: directory.url)
         try first.append(makeEntry(1))
@@ -94,7 +95,7 @@ import Testing
 
     /// Reopening counts the segments already on disk against the budget, even with no append.
     @Test func reopenHoldsTheBudgetWithoutAppending() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let budget = 4096
         let first = try Journal(directory: directory.url, configuration: .init(byteBudget: budget))
@@ -111,7 +112,7 @@ import Testing
     }
 
     @Test func closeStopsAppendsAndIsIdempotent() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let journal = try Journal(directory: directory.url)
         try journal.append(makeEntry(1))
@@ -128,7 +129,7 @@ import Testing
     }
 
     @Test func invalidEntriesAndConfigurationsAreRejected() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         #expect(throws: JournalError.self) {
             _ = try Journal(directory: directory.url, configuration: .init(byteBudget: 512))
@@ -151,7 +152,7 @@ import Testing
     }
 
     @Test func directoryIsCreatedPrivate() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let nested = directory.url.appendingPathComponent("a/b")
         let journal = try Journal(directory: nested)
@@ -164,7 +165,7 @@ import Testing
     }
 
     @Test func unwritableDirectoryThrowsATypedError() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         try Data("file".utf8).write(
             to: directory.url.deletingLastPathComponent().appendingPathComponent(
@@ -182,7 +183,7 @@ import Testing
     }
 
     @Test func fsyncDurabilityAppendsAndRecovers() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let journal = try Journal(
             directory: directory.url, configuration: .init(byteBudget: 8192, durability: .fsync))

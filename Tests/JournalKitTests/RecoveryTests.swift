@@ -1,6 +1,7 @@
 // Recovery against damaged journals: every truncation point, every flipped byte, absurd
 // lengths, zero-filled tails, gaps and a missing directory.
 import Foundation
+import PerfTestSupport
 import Testing
 
 @testable import JournalKit
@@ -20,7 +21,7 @@ import Testing
     }
 
     @Test func truncationAtEveryOffset() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let entries = [1, 7, 8, 9, 40, 3, 130].enumerated().map { makeEntry($0.offset, size: $0.element) }
         let (bytes, ends) = try smallJournal(directory, entries: entries)
@@ -39,7 +40,7 @@ import Testing
     }
 
     @Test func byteFlipAtEveryOffset() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let entries = (0..<6).map { makeEntry($0, size: 5 + $0 * 9) }
         let (bytes, ends) = try smallJournal(directory, entries: entries)
@@ -59,7 +60,7 @@ import Testing
     }
 
     @Test func absurdLengthPrefixStopsTheSegment() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let entries = (0..<3).map { makeEntry($0) }
         let (bytes, _) = try smallJournal(directory, entries: entries)
@@ -75,7 +76,7 @@ import Testing
     }
 
     @Test func zeroFilledTailGivesNoPhantomEntries() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let entries = (0..<4).map { makeEntry($0, size: 33) }
         let (bytes, _) = try smallJournal(directory, entries: entries)
@@ -94,7 +95,7 @@ import Testing
 
     /// Large entries share their segment's buffer; they must outlive the recovery and index from 0.
     @Test func recoveredEntriesOutliveTheRecoveryAndStartAtZero() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let journal = try Journal(directory: directory.url)
         let small = makeEntry(1, size: 20)
@@ -112,7 +113,7 @@ import Testing
     }
 
     @Test func missingDirectoryIsAnEmptyJournal() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         let recovery = try Journal.recover(directory: directory.url.appendingPathComponent("never/created"))
         #expect(recovery.entries.isEmpty && recovery.headers.isEmpty)
         #expect(!recovery.tornTail && !recovery.droppedOlderEntries && !recovery.gapDetected)
@@ -120,7 +121,7 @@ import Testing
     }
 
     @Test func missingMiddleSegmentIsAGap() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         for run in 0..<3 {
             let journal = try Journal(directory: directory.url, configuration: .init(byteBudget: 1 << 20))
@@ -137,7 +138,7 @@ import Testing
     }
 
     @Test func unrelatedFilesAreIgnored() throws {
-        let directory = TemporaryDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let journal = try Journal(directory: directory.url)
         try journal.append(makeEntry(1))

@@ -1,13 +1,13 @@
 // SIGKILL durability with a real child process: every acknowledged entry must be recovered.
 import Foundation
+import PerfTestSupport
 import Testing
 
 @testable import JournalKit
-@testable import perf_bench
 
 @Suite struct SIGKILLTests {
-    static let perfBench = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        .deletingLastPathComponent().appendingPathComponent("perf-bench").path
+    /// `perf-test-child`, a dependency of this target, built beside the test bundle.
+    static let child = BuildProducts.testChild
 
     /// At least 25 kills per writer count (50 in all). Runs reopen the same journal in groups of
     /// ten (a fresh journal per group keeps each recovery small), so every run also starts its
@@ -19,10 +19,10 @@ import Testing
     /// `scripts/journal-kill.sh` counts tears over 1,000 kills.
     @Test(arguments: [1, 2])
     func everyAcknowledgedEntrySurvivesSIGKILL(threads: Int) throws {
-        let base = TemporaryDirectory("sigkill\(threads)")
+        let base = try TemporaryDirectory("sigkill\(threads)")
         defer { base.remove() }
-        let seed = UInt64.random(in: 0...UInt64.max)
-        var random = SplitMix(seed: seed)
+        let seed = SeededRandom.makeSeed()
+        var random = SeededRandom(seed: seed)
         var acknowledged = Set<CrashPayload.ID>()
         var tornBefore = 0
         var tornTails = 0
@@ -38,9 +38,9 @@ import Testing
             let runID = UInt32(kill)
             let target = 1 + Int(random.next() % 400)
             let acks = try CrashHarness.runAndKill(
-                executable: Self.perfBench,
+                executable: Self.child,
                 arguments: [
-                    "child", "journal-append", "run", directory.path, "\(threads)", "\(runID)", "\(random.next())",
+                    "journal-append", "run", directory.path, "\(threads)", "\(runID)", "\(random.next())",
                 ],
                 acknowledgementsBeforeKill: target)
             #expect(acks.count >= target, "seed \(seed)")

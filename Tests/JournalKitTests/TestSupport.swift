@@ -1,28 +1,13 @@
-// Helpers shared by the JournalKit tests: temporary directories, a seeded RNG, entry builders.
+// Helpers shared by the JournalKit tests: segment files of a temporary directory, entry builders.
+// The seeded generator, temporary directories and the crash child's payload are PerfTestSupport's.
 import Foundation
 import Glibc
+import PerfTestSupport
 import Testing
 
 @testable import JournalKit
-@testable import perf_bench
 
-/// The seeded generator of the crash child; tests print the seed in every failure message.
-typealias SeededGenerator = SplitMix
-
-/// A fresh directory under the system temporary directory, removed by `remove()`.
-struct TemporaryDirectory {
-    let url: URL
-
-    init(_ name: String = #function) {
-        let safe = name.filter { $0.isLetter || $0.isNumber }
-        url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("journalkit-\(safe)-\(UUID().uuidString)", isDirectory: true)
-    }
-
-    var path: String { url.path }
-
-    func remove() { try? FileManager.default.removeItem(at: url) }
-
+extension TemporaryDirectory {
     /// Segment files present, oldest first.
     func segments() -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [])

@@ -2,6 +2,7 @@
 // under concurrent writers and readers, and is written by every kind of span end.
 import CPerfAllocCounter
 import Dispatch
+import PerfTestSupport
 import Synchronization
 import Testing
 
@@ -97,7 +98,7 @@ import Testing
     @Test(arguments: [0x5EED_0001, 0x5EED_0002, 0x5EED_0003] as [UInt64])
     func concurrentWritersAndReadersNeverSeeATornEntry(seed: UInt64) {
         let flight = FlightRecorder(capacity: 64)
-        var rng = SeededGenerator(seed: seed)
+        var rng = SeededRandom(seed: seed)
         let counts = Self.writers.map { _ in 2_000 + Int(rng.next() % 3_000) }
         let done = Atomic<Int>(0)
         let log = ProblemLog()

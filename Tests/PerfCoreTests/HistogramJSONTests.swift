@@ -1,5 +1,6 @@
 // The histogram's JSON form: round trips, the exact shape, and a parser that never traps.
 import Foundation
+import PerfTestSupport
 import Testing
 
 @testable import PerfCore
@@ -15,7 +16,7 @@ import Testing
     }
 
     @Test func roundTripsThroughJSONStringAndCodable() throws {
-        let seed = histogramTestSeed()
+        let seed = SeededRandom.makeSeed()
         let histogram = Self.sampleHistogram(seed: seed)
         #expect(try LatencyHistogram(json: histogram.jsonString) == histogram, "seed \(seed)")
         let encoder = JSONEncoder()
@@ -99,7 +100,7 @@ import Testing
     }
 
     @Test func parserNeverTrapsOnRandomOrMutatedInput() {
-        let seed = histogramTestSeed()
+        let seed = SeededRandom.makeSeed()
         var random = SeededRandom(seed: seed)
         let valid = Array(Self.sampleHistogram(seed: seed, values: 40).jsonString.utf8)
         let alphabet = Array("{}[],:\"0123456789-+.eE vsubcountminmaxlo".utf8)

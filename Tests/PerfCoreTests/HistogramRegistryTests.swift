@@ -2,6 +2,7 @@
 // allocates nothing.
 import CPerfAllocCounter
 import Foundation
+import PerfTestSupport
 import Testing
 
 @testable import PerfCore
@@ -27,7 +28,7 @@ import Testing
     }
 
     @Test func concurrentRecordsFromEightThreadsAreExact() {
-        let seed = histogramTestSeed()
+        let seed = SeededRandom.makeSeed()
         let registry = HistogramRegistry()
         let perThread = 40_000
         Self.onThreads(8) { thread in
@@ -61,7 +62,7 @@ import Testing
     }
 
     @Test func snapshotsTakenWhileRecordingAreSelfConsistent() {
-        let seed = histogramTestSeed()
+        let seed = SeededRandom.makeSeed()
         let registry = HistogramRegistry()
         let writers = DispatchGroup()
         for thread in 0..<2 {

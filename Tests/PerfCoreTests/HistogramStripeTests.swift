@@ -3,6 +3,7 @@
 import CPerfAllocCounter
 import CPerfShims
 import Foundation
+import PerfTestSupport
 import Synchronization
 import Testing
 
@@ -28,7 +29,7 @@ final class ThreadBarrier: @unchecked Sendable {
 
 @Suite struct HistogramStripeTests {
     @Test func moreThreadsThanStripesRecordExactly() {
-        let seed = histogramTestSeed()
+        let seed = SeededRandom.makeSeed()
         let threads = 3 * AtomicHistogramEntry.stripeCount / 2
         let perThread = 60_000
         let registry = HistogramRegistry()
@@ -62,7 +63,7 @@ final class ThreadBarrier: @unchecked Sendable {
     }
 
     @Test func exactWhileASnapshotReadsTheOwnedStripes() {
-        let seed = histogramTestSeed()
+        let seed = SeededRandom.makeSeed()
         let registry = HistogramRegistry()
         let writers = DispatchGroup()
         for thread in 0..<2 {

@@ -2,6 +2,7 @@
 // entry, no gap, and exactly the spans and markers left open.
 import Dispatch
 import Foundation
+import PerfTestSupport
 import Synchronization
 import Testing
 
@@ -10,12 +11,12 @@ import Testing
 @Suite struct SessionConcurrencyTests {
     @Test(arguments: [UInt64(7), 0x5EED_5E55])
     func concurrentWritersLoseNothing(seed: UInt64) throws {
-        let scratch = try SessionScratchDirectory()
+        let scratch = try TemporaryDirectory("session")
         defer { scratch.remove() }
         let threads = 4
         let spansPerThread = 200
         // Each thread's plan is drawn up front from the seed, so a failure replays exactly.
-        var generator = SessionSeededGenerator(seed: seed)
+        var generator = SeededRandom(seed: seed)
         let plans: [[Bool]] = (0..<threads).map { _ in
             (0..<spansPerThread).map { _ in Bool.random(using: &generator) }
         }
@@ -50,7 +51,7 @@ import Testing
     }
 
     @Test func aCrashBeforeAcknowledgingLosesNothing() throws {
-        let scratch = try SessionScratchDirectory()
+        let scratch = try TemporaryDirectory("session")
         defer { scratch.remove() }
         let info = SessionSamples.info()
         do {
@@ -68,7 +69,7 @@ import Testing
     }
 
     @Test func racingStoresIngestEachSessionExactlyOnce() throws {
-        let scratch = try SessionScratchDirectory()
+        let scratch = try TemporaryDirectory("session")
         defer { scratch.remove() }
         let ids = (0..<12).map { _ in SessionInfo.randomID() }
         for id in ids {

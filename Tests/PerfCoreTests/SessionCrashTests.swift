@@ -1,12 +1,13 @@
 // Crash recovery against a real child process killed by SIGKILL mid-session.
 import Foundation
+import PerfTestSupport
 import Testing
 
 @testable import PerfCore
 
 @Suite(.serialized) struct SessionCrashTests {
     @Test func aSigkilledSessionIsRecoveredAsCrashedEveryTime() throws {
-        let scratch = try SessionScratchDirectory()
+        let scratch = try TemporaryDirectory("session")
         defer { scratch.remove() }
         for round in 0..<10 {
             let id = SessionInfo.randomID()
@@ -19,8 +20,8 @@ import Testing
             let session = recovered[0]
             #expect(session.id == id, "round \(round)")
             #expect(session.status == .crashed, "round \(round)")
-            #expect(session.info?.app.name == "perf-bench-child", "round \(round)")
-            #expect(session.info?.pid == child.process.processIdentifier, "round \(round)")
+            #expect(session.info?.app.name == "perf-test-child", "round \(round)")
+            #expect(session.info?.pid == child.process.pid, "round \(round)")
             #expect(session.orphanedSpans.map(\.name) == ["child.upload"], "round \(round)")
             #expect(session.orphanedSpans.first?.budgetNanos == 5_000_000_000, "round \(round)")
             #expect(session.orphanedSpans.first?.lifetime == "bounded", "round \(round)")
@@ -36,7 +37,7 @@ import Testing
     }
 
     @Test func aLiveChildSessionIsNotIngestedUntilItDies() throws {
-        let scratch = try SessionScratchDirectory()
+        let scratch = try TemporaryDirectory("session")
         defer { scratch.remove() }
         let id = SessionInfo.randomID()
         let child = try SessionChild.start(directory: scratch.url, sessionID: id)

@@ -1,5 +1,6 @@
 // The session entry codec: round trips, forward compatibility, and a decoder that never traps.
 import Foundation
+import PerfTestSupport
 import Testing
 
 @testable import PerfCore
@@ -59,7 +60,7 @@ import Testing
     /// decodes or throws, and whatever decodes re-encodes to a decodable entry.
     @Test(arguments: [UInt64(1), 0xDEAD_BEEF, 20_261_202])
     func decoderNeverTrapsOnAnyBytes(seed: UInt64) throws {
-        var generator = SessionSeededGenerator(seed: seed)
+        var generator = SeededRandom(seed: seed)
         var decodedCount = 0
         for round in 0..<20_000 {
             var bytes: [UInt8]

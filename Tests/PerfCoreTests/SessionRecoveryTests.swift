@@ -1,6 +1,7 @@
 // Recovery of prior sessions in one process: terminated, crashed, acknowledge, locks, corruption.
 import Foundation
 import JournalKit
+import PerfTestSupport
 import Testing
 
 @testable import PerfCore
@@ -8,7 +9,7 @@ import Testing
 @Suite struct SessionRecoveryTests {
     @Test(arguments: [Journal.Durability.processDeath, .fsync])
     func cleanShutdownIsReportedAsTerminated(durability: Journal.Durability) throws {
-        let scratch = try SessionScratchDirectory()
+        let scratch = try TemporaryDirectory("session")
         defer { scratch.remove() }
         let info = SessionSamples.info()
         let clock = ManualClock(wallNanos: info.startWallNanos)
@@ -31,7 +32,7 @@ import Testing
     }
 
     @Test func crashedSessionReportsOrphanedSpansAndFatalMarkers() throws {
-        let scratch = try SessionScratchDirectory()
+        let scratch = try TemporaryDirectory("session")
         defer { scratch.remove() }
         let info = SessionSamples.info()
         try startAndAbandon(info, in: scratch) { session in
@@ -55,7 +56,7 @@ import Testing
     }
 
     @Test func acknowledgingDeletesAndASecondRecoveryFindsNothing() throws {
-        let scratch = try SessionScratchDirectory()
+        let scratch = try TemporaryDirectory("session")
         defer { scratch.remove() }
         let crashed = SessionSamples.info(start: 1)
         try startAndAbandon(crashed, in: scratch) { $0.spanBegan(SessionSamples.span(id: 1)) }
@@ -78,7 +79,7 @@ import Testing
     }
 
     @Test func aSessionRecoveredByOneStoreIsSkippedByAnotherUntilAcknowledged() throws {
-        let scratch = try SessionScratchDirectory()
+        let scratch = try TemporaryDirectory("session")
         defer { scratch.remove() }
         try startAndAbandon(SessionSamples.info(), in: scratch) { $0.spanBegan(SessionSamples.span(id: 1)) }
         let first = SessionStore(directory: scratch.url)
@@ -90,7 +91,7 @@ import Testing
     }
 
     @Test func aLiveSessionIsNotIngested() throws {
-        let scratch = try SessionScratchDirectory()
+        let scratch = try TemporaryDirectory("session")
         defer { scratch.remove() }
         let live = try SessionStore(directory: scratch.url).start(SessionSamples.info())
         live.spanBegan(SessionSamples.span(id: 1))
@@ -103,7 +104,7 @@ import Testing
     }
 
     @Test func startingAnIdThatIsLiveOrInvalidThrows() throws {
-        let scratch = try SessionScratchDirectory()
+        let scratch = try TemporaryDirectory("session")
         defer { scratch.remove() }
         let store = SessionStore(directory: scratch.url)
         let info = SessionSamples.info()
@@ -116,7 +117,7 @@ import Testing
     }
 
     @Test func callsAfterEndAreCountedNotWritten() throws {
-        let scratch = try SessionScratchDirectory()
+        let scratch = try TemporaryDirectory("session")
         defer { scratch.remove() }
         let session = try SessionStore(directory: scratch.url).start(SessionSamples.info())
         session.end()
@@ -128,12 +129,12 @@ import Testing
     }
 
     @Test func aCorruptedJournalStaysAndIsReported() throws {
-        let scratch = try SessionScratchDirectory()
+        let scratch = try TemporaryDirectory("session")
         defer { scratch.remove() }
         let info = SessionSamples.info()
         try startAndAbandon(info, in: scratch) { $0.spanBegan(SessionSamples.span(id: 1)) }
         let journalDirectory = scratch.sessions.appendingPathComponent(info.id)
-        var generator = SessionSeededGenerator(seed: 0xC0FFEE)
+        var generator = SeededRandom(seed: 0xC0FFEE)
         for name in try FileManager.default.contentsOfDirectory(atPath: journalDirectory.path) {
             let file = journalDirectory.appendingPathComponent(name)
             let size = try Data(contentsOf: file).count
@@ -155,7 +156,7 @@ import Testing
     }
 
     @Test func aTornTailIsReportedAndWhatPrecedesItKept() throws {
-        let scratch = try SessionScratchDirectory()
+        let scratch = try TemporaryDirectory("session")
         defer { scratch.remove() }
         let info = SessionSamples.info()
         try startAndAbandon(info, in: scratch) { session in
@@ -186,7 +187,7 @@ import Testing
     }
 
     @Test func aStaleLockWithoutJournalIsRemoved() throws {
-        let scratch = try SessionScratchDirectory()
+        let scratch = try TemporaryDirectory("session")
         defer { scratch.remove() }
         try FileManager.default.createDirectory(at: scratch.sessions, withIntermediateDirectories: true)
         let stale = scratch.sessions.appendingPathComponent("0123456789abcdef.lock")
@@ -214,7 +215,7 @@ import Testing
     /// Starts `info`, runs `body`, and drops the session without `end()`, as a crash would:
     /// the lock's descriptor closes with the session, as the kernel closes a dead process's.
     private func startAndAbandon(
-        _ info: SessionInfo, in scratch: SessionScratchDirectory, _ body: (LiveSession) -> Void
+        _ info: SessionInfo, in scratch: TemporaryDirectory, _ body: (LiveSession) -> Void
     )
         throws
     {

@@ -1,12 +1,13 @@
 // Sessions whose journal rotates past its byte budget: the header and open spans survive.
 import Foundation
+import PerfTestSupport
 import Testing
 
 @testable import PerfCore
 
 @Suite struct SessionRotationTests {
     @Test func anOpenSpanAndMarkerOutliveRotationOfTheirBegin() throws {
-        let scratch = try SessionScratchDirectory()
+        let scratch = try TemporaryDirectory("session")
         defer { scratch.remove() }
         let info = SessionSamples.info()
         let budget = 4096

@@ -1,22 +1,13 @@
-// Helpers shared by the session tests: scratch directories, sample values, a seeded RNG, and
-// the perf-bench child that crash tests SIGKILL.
+// Helpers shared by the session tests: sample values and the `perf-test-child session` that
+// crash tests SIGKILL.
 import Foundation
+import PerfTestSupport
 
 @testable import PerfCore
 
-/// A fresh directory under the system's temporary directory, removed by `remove()`.
-struct SessionScratchDirectory {
-    let url: URL
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "perf-session-tests-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
+extension TemporaryDirectory {
+    /// Where the session tests keep their sessions.
     var sessions: URL { url.appendingPathComponent("sessions", isDirectory: true) }
-
-    func remove() { try? FileManager.default.removeItem(at: url) }
 }
 
 enum SessionSamples {
@@ -51,59 +42,26 @@ extension LiveSession {
     }
 }
 
-/// SplitMix64: tiny, seedable, good enough to drive fuzzers repeatably.
-struct SessionSeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
-/// A running `perf-bench child session` that has printed `ready`.
+/// A running `perf-test-child session` that has printed `ready`.
 struct SessionChild {
-    let process: Process
+    let process: ChildProcess
 
     /// Spawns the child on `directory` and waits for its `ready` line.
     static func start(directory: URL, sessionID: String) throws -> SessionChild {
-        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-            .deletingLastPathComponent().appendingPathComponent("perf-bench")
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = ["child", "session", directory.path, sessionID]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        var received = Data()
-        // Ends either with the ready line or at EOF if the child exits: never waits forever.
-        while !received.contains(UInt8(ascii: "\n")) {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            received.append(chunk)
-        }
-        guard String(decoding: received, as: UTF8.self) == "ready\n" else {
-            process.terminate()
-            process.waitUntilExit()
-            throw SessionChildError(
-                message: "child did not get ready; said '\(String(decoding: received, as: UTF8.self))'")
+        let process = try ChildProcess(
+            executable: BuildProducts.testChild, arguments: ["session", directory.path, sessionID])
+        // Ends with the ready line, or at EOF or after 30 s of silence: never waits forever.
+        let said = process.readLine(timeoutSeconds: 30)
+        guard said == "ready" else {
+            process.killAndWait()
+            throw ChildProcess.Failure(description: "child did not get ready; said '\(said ?? "nothing")'")
         }
         return SessionChild(process: process)
     }
 
-    /// SIGKILLs the child and reaps it.
-    func kill() -> Int32 {
-        _ = Foundation.kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-        return process.terminationStatus
+    /// SIGKILLs the child, reaps it and returns the signal that ended it.
+    func kill() -> Int32? {
+        process.killAndWait()
+        return ChildProcess.terminatingSignal(process.wait())
     }
-}
-
-struct SessionChildError: Error {
-    var message: String
 }

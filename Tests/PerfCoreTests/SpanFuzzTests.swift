@@ -1,23 +1,9 @@
 // Seeded concurrency fuzz: 8 tasks interleave begins, ends, supersedes, expiry and new sinks;
 // afterwards nothing is lost, duplicated or delivered out of order, and no span is left open.
 import PerfCore
+import PerfTestSupport
 import Synchronization
 import Testing
-
-/// SplitMix64: small, fast and repeatable from its seed.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// Everything the fuzz tasks share.
 private final class FuzzWorld: Sendable {
@@ -41,7 +27,7 @@ private final class FuzzWorld: Sendable {
     }
 
     func run(task: Int, seed: UInt64, operations: Int) async {
-        var rng = SeededGenerator(seed: seed &+ UInt64(task) &* 0x1000_0000_01)
+        var rng = SeededRandom(seed: seed &+ UInt64(task) &* 0x1000_0000_01)
         var held: [SpanToken] = []
         for step in 0..<operations {
             switch rng.next() % 100 {
@@ -76,11 +62,11 @@ private final class FuzzWorld: Sendable {
         for token in held { recorder.end(token) }
     }
 
-    private func budget(_ rng: inout SeededGenerator) -> UInt64? {
+    private func budget(_ rng: inout SeededRandom) -> UInt64? {
         rng.next() % 4 == 0 ? nil : rng.next() % (20 * millisecond)
     }
 
-    private func lifetime(_ rng: inout SeededGenerator) -> SpanLifetime {
+    private func lifetime(_ rng: inout SeededRandom) -> SpanLifetime {
         rng.next() % 2 == 0 ? .indefinite : .bounded(budgetNanos: 1 + rng.next() % (40 * millisecond))
     }
 }

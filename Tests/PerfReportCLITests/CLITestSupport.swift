@@ -1,24 +1,18 @@
 // Shared by the CLI tests: the fixture data directory, temporary directories, and the built
-// perf-report binary.
+// perf-report binary (a dependency of this target, so SwiftPM builds it beside the test bundle).
 import Foundation
+import PerfTestSupport
 
 enum CLIFixture {
     /// The hand-made data directory of the report tests.
-    static let data = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("../PerfTests/Fixtures/report/data").standardizedFileURL
-    static let golden = data.deletingLastPathComponent().appendingPathComponent("golden-report.json")
+    static let data = ReportFixture.data
+    static let golden = ReportFixture.golden
 
-    /// `perf-report`, built next to the test bundle by `swift build --build-tests`.
-    static let binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-        .appendingPathComponent("perf-report")
+    /// `perf-report`, built next to the test bundle.
+    static let binary = URL(fileURLWithPath: BuildProducts.executable("perf-report"))
 
     /// A fresh directory, removed by the caller.
-    static func temporaryDirectory() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "perf-cli-\(getpid())-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
-    }
+    static func temporaryDirectory() throws -> URL { try TemporaryDirectory("cli").url }
 
     /// Runs the built binary; returns (stdout, stderr, status).
     static func runBinary(_ arguments: [String], in directory: URL) throws -> (String, String, Int32) {

@@ -1,4 +1,4 @@
-// Reports and budgets files built in code for the check and compare tests, and a seeded RNG.
+// Reports and budgets files built in code for the check and compare tests.
 import Foundation
 
 enum CheckFixture {
@@ -57,18 +57,5 @@ enum CheckFixture {
         let url = directory.appendingPathComponent(name)
         try Data(text.utf8).write(to: url)
         return url.path
-    }
-}
-
-/// SplitMix64: small, fast, and the same sequence for the same seed on every platform.
-struct SeededRandom: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -2,6 +2,7 @@
 // for each kind of bad input.
 import Foundation
 import Perf
+import PerfTestSupport
 import Testing
 
 @testable import PerfReportCLI
@@ -90,15 +91,9 @@ import Testing
         let directory = try CLIFixture.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let golden = try [UInt8](Data(contentsOf: CLIFixture.golden))
-        let seed = UInt64.random(in: 0...UInt64.max)
-        var state = seed
-        func next() -> Int {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return Int(truncatingIfNeeded: (z ^ (z >> 31)) >> 1)
-        }
+        let seed = SeededRandom.makeSeed()
+        var random = SeededRandom(seed: seed)
+        func next() -> Int { Int(truncatingIfNeeded: random.next() >> 1) }
         let file = directory.appendingPathComponent("fuzz.json")
         for _ in 0..<500 {
             var bytes = golden

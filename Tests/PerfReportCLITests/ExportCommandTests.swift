@@ -1,14 +1,14 @@
 // `perf-report export` through the real binary: every format to stdout and to a file, usage
 // errors, unreadable reports, an older report without intervals, and nothing to export.
 import Foundation
+import PerfTestSupport
 import Testing
 
 @testable import PerfReportCLI
 
 @Suite struct ExportCommandTests {
-    /// The export tests' fixture report (built in code by the Perf tests, committed as a file).
-    static let report = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("../PerfTests/Fixtures/export/report.json").standardizedFileURL
+    /// The export tests' fixture report (built in code by PerfReportTests' ExportFixture, committed as a file).
+    static let report = TestFixtures.folder("export").appendingPathComponent("report.json")
 
     /// The fixture report with `change` applied, written into `directory`.
     static func variant(_ name: String, in directory: URL, _ change: (inout [String: Any]) -> Void) throws -> String {

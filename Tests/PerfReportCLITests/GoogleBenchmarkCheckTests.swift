@@ -2,11 +2,12 @@
 // Benchmark's tools read, then `perf-report check` and `compare` on it with budgets files that
 // pass, breach, miss a figure, and a malformed file.
 import Foundation
+import PerfTestSupport
 import Testing
 
 @Suite struct GoogleBenchmarkCheckTests {
-    /// `perf-bench`, built beside the test bundle like `perf-report`.
-    static let perfBench = CLIFixture.binary.deletingLastPathComponent().appendingPathComponent("perf-bench")
+    /// `perf-bench`, a dependency of this target, built beside the test bundle like `perf-report`.
+    static let perfBench = URL(fileURLWithPath: BuildProducts.executable("perf-bench"))
 
     /// A quick run of the cheapest group (a few seconds in a debug build).
     struct Run {

@@ -2,6 +2,7 @@
 // facade's captures (on demand, at shutdown) and report.
 import Foundation
 import PerfCore
+import PerfTestSupport
 import Testing
 
 @testable import Perf
@@ -151,12 +152,11 @@ extension PerfGlobalStateTests {
                 diagnosticsIntervalSeconds: 0.05)
             #expect(Perf.install(configuration, environment: [:], clock: SystemClock(), report: { _ in }))
             // Wait for the condition (a periodic line), bounded; the timer runs on real time.
-            let deadline = Date().addingTimeInterval(10)
             func periodicLines() -> Int {
                 let events = (try? Perf.LedgerReader(directory: directory.url).readAll().events) ?? []
                 return events.filter { $0.kind == .diagnostic && $0.name == "periodic" }.count
             }
-            while periodicLines() < 2, Date() < deadline { usleep(5_000) }
+            _ = pollUntil(seconds: 10) { periodicLines() >= 2 }
             Perf.shutdown()
             let afterShutdown = periodicLines()
             #expect(afterShutdown >= 2)

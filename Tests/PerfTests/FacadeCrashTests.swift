@@ -3,42 +3,24 @@
 import Foundation
 import Glibc
 import PerfCore
+import PerfTestSupport
 import Testing
 
 @testable import Perf
 
 extension PerfGlobalStateTests {
     @Suite struct FacadeCrashTests {
-        private static let perfBench = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-            .deletingLastPathComponent().appendingPathComponent("perf-bench")
-
-        /// Runs `perf-bench child facade <mode> <dir>`, reads stdout until `lines` complete lines
+        /// Runs `perf-test-child facade <mode> <dir>`, reads stdout until `lines` complete lines
         /// arrived, SIGKILLs the child and returns every complete line it printed.
         private func killChild(mode: String, directory: URL, after lines: Int) throws -> [String] {
-            let process = Process()
-            process.executableURL = Self.perfBench
-            process.arguments = ["child", "facade", mode, directory.path]
-            let output = Pipe()
-            process.standardOutput = output
-            try process.run()
-            let fd = output.fileHandleForReading.fileDescriptor
-            var received: [UInt8] = []
-            var chunk = [UInt8](repeating: 0, count: 4096)
-            func drain(until enough: () -> Bool) {
-                while !enough() {
-                    let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-                    if count < 0, errno == EINTR { continue }
-                    guard count > 0 else { return }
-                    received += chunk[..<count]
-                }
-            }
-            drain { received.lazy.filter { $0 == UInt8(ascii: "\n") }.count >= lines }
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            #expect(process.terminationReason == .uncaughtSignal)
-            drain { false }
-            return String(decoding: received, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
-                .dropLast().map(String.init)
+            let child = try ChildProcess(
+                executable: BuildProducts.testChild, arguments: ["facade", mode, directory.path])
+            var received: [String] = []
+            while received.count < lines, let line = child.readLine(timeoutSeconds: 60) { received.append(line) }
+            child.killAndWait()
+            #expect(ChildProcess.terminatingSignal(child.wait()) == SIGKILL)
+            // Lines still in the pipe when the child died were printed too.
+            return received + child.readRemainingLines()
         }
 
         @Test func everyAcknowledgedEndSurvivesSIGKILL() throws {

@@ -3,6 +3,7 @@
 import CPerfAllocCounter
 import Foundation
 import PerfCore
+import PerfTestSupport
 import Testing
 
 @testable import Perf

@@ -3,6 +3,7 @@
 #if DEBUG
     import Foundation
     import Glibc
+    import PerfTestSupport
     import Testing
 
     @testable import Perf

@@ -1,44 +1,25 @@
 // SIGKILL a real child process in the middle of appending: every acknowledged line survives.
 import Foundation
 import Glibc
+import PerfTestSupport
 import Testing
 
 @testable import Perf
 
 @Suite struct LedgerCrashTests {
-    private static let perfBench = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        .deletingLastPathComponent().appendingPathComponent("perf-bench")
-
-    /// Starts `perf-bench child ledger-spans`, waits for `acknowledgements` acks, SIGKILLs it,
+    /// Starts `perf-test-child ledger-spans`, waits for `acknowledgements` acks, SIGKILLs it,
     /// and returns the highest acknowledged sequence number.
     private func killChild(directory: URL, run: Int, after acknowledgements: Int) throws -> Int {
-        let process = Process()
-        process.executableURL = Self.perfBench
-        process.arguments = ["child", "ledger-spans", directory.path, String(run)]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let fd = output.fileHandleForReading.fileDescriptor
-        var received: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while received.lazy.filter({ $0 == UInt8(ascii: "\n") }).count < acknowledgements {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { break }
-            received += chunk[..<count]
+        let child = try ChildProcess(
+            executable: BuildProducts.testChild, arguments: ["ledger-spans", directory.path, String(run)])
+        var received: [String] = []
+        while received.count < acknowledgements, let line = child.readLine(timeoutSeconds: 60) {
+            received.append(line)
         }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-        #expect(process.terminationReason == .uncaughtSignal, "run \(run) exited on its own")
+        child.killAndWait()
+        #expect(ChildProcess.terminatingSignal(child.wait()) == SIGKILL, "run \(run) exited on its own")
         // Acks read after the kill are still acknowledged: count every complete one.
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { break }
-            received += chunk[..<count]
-        }
-        let acks = String(decoding: received, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
-            .dropLast().compactMap { Int($0.dropFirst(4)) }
+        let acks = (received + child.readRemainingLines()).compactMap { Int($0.dropFirst(4)) }
         #expect(acks == Array(0..<acks.count), "run \(run): acks out of order")
         return acks.count - 1
     }

@@ -1,5 +1,6 @@
 // The ledger line format: the contract's exact bytes, key order, escaping and timestamps.
 import Foundation
+import PerfTestSupport
 import Testing
 
 @testable import Perf

@@ -2,6 +2,7 @@
 #if DEBUG
     import Foundation
     import Glibc
+    import PerfTestSupport
     import Testing
 
     @testable import Perf

@@ -1,5 +1,6 @@
 // The ledger reader: unknown kinds and keys, torn tails, and no crash on any byte sequence.
 import Foundation
+import PerfTestSupport
 import Testing
 
 @testable import Perf

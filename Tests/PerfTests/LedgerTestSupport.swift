@@ -1,44 +1,14 @@
-// Helpers shared by the ledger and privacy tests: a seeded RNG and throwaway directories.
+// Helpers shared by the ledger and privacy tests: the ledger files of a temporary directory,
+// sample events and raw lines.
 import Foundation
+import PerfTestSupport
 import Testing
 
 @testable import Perf
 
-/// SplitMix64: tiny, fast and repeatable, so a failing fuzz run can be replayed from its seed.
-struct SeededRandom: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// A seed from the environment (`PERF_TEST_SEED`) to replay a failure, else a fresh one.
-    static func makeSeed() -> UInt64 {
-        if let text = ProcessInfo.processInfo.environment["PERF_TEST_SEED"], let seed = UInt64(text) { return seed }
-        return UInt64.random(in: 0...UInt64.max)
-    }
-}
-
-/// A fresh directory under the system's temporary directory, removed by `remove()`.
-struct TemporaryDirectory {
-    let url: URL
-
-    init(_ label: String = "ledger") throws {
-        url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("perf-\(label)-\(getpid())-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
+extension TemporaryDirectory {
     var ledger: URL { url.appendingPathComponent(Perf.LedgerWriter.fileName) }
     var previous: URL { url.appendingPathComponent(Perf.LedgerWriter.previousFileName) }
-
-    func remove() { try? FileManager.default.removeItem(at: url) }
 }
 
 extension Perf.LedgerEvent {

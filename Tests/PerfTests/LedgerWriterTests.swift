@@ -1,6 +1,7 @@
 // The ledger writer: permissions, exact counts under contention, rotation, gap reports.
 import Foundation
 import Glibc
+import PerfTestSupport
 import Synchronization
 import Testing
 

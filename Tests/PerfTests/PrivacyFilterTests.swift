@@ -1,4 +1,5 @@
 // The privacy filter: hostile URLs and strings never leak a host, user info, query or fragment.
+import PerfTestSupport
 import Testing
 
 @testable import Perf

@@ -2,6 +2,7 @@
 // directory) so the documentation cannot drift from the API.
 import Foundation
 import JournalKit
+import PerfTestSupport
 import Testing
 
 @testable import Perf

@@ -8,6 +8,7 @@
 import CPerfShims
 import Dispatch
 import Glibc
+import PerfTestSupport
 import Synchronization
 import Testing
 

@@ -1,5 +1,6 @@
 // The report of the hand-made fixture directory, byte for byte, and what it must say.
 import Foundation
+import PerfTestSupport
 import Testing
 
 @testable import Perf

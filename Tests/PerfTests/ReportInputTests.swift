@@ -1,6 +1,7 @@
 // Bad data directories: each gives one ReportError naming the path and the problem, never a crash.
 import Foundation
 import Glibc
+import PerfTestSupport
 import Testing
 
 @testable import Perf

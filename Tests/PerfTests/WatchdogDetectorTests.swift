@@ -1,4 +1,5 @@
 // Deterministic tests of the hang detector: simulated time, no sleeps.
+import PerfTestSupport
 import Testing
 
 @testable import Perf
@@ -146,8 +147,8 @@ import Testing
     }
 
     @Test func randomisedStopsNeverBlameTheQueueAndRealBlocksAreBracketed() {
-        let seed = UInt64.random(in: 1...UInt64.max)
-        var rng = SplitMix64(seed: seed)
+        let seed = SeededRandom.makeSeed()
+        var rng = SeededRandom(seed: seed)
         for round in 0..<40 {
             var simulation = WatchdogSimulation()
             simulation.loadMs = rng.next() % 20
@@ -216,18 +217,5 @@ import Testing
         #expect(StackAnalysis.stuckFrames([first, cut]).culprit?.symbol == "load")
         #expect(StackAnalysis.stuckFrames([second, second, cut]).culprit?.symbol == "parse")
         #expect(StackAnalysis.stuckFrames([cut, cut]).culprit == nil)
-    }
-}
-
-/// A small, repeatable generator: the seed printed on failure replays the run.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

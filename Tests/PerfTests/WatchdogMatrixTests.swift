@@ -1,19 +1,17 @@
 // "First, do no harm", measured: every kind of blocking call, 600 ms on the watched queue while
 // the main thread and a bystander make the same call for 2 s, once with the watchdog (and Perf)
-// on and once without (`perf-bench child watchdog-matrix`). With the watchdog on, no call may be
+// on and once without (`perf-test-child watchdog-matrix`). With the watchdog on, no call may be
 // cut short and each block must give exactly one hang line that brackets it, names the blocking
 // function and says what it waited for; no signal may go to a thread blocked in a system call.
 import Foundation
 import Glibc
+import PerfTestSupport
 import Testing
 
 @testable import Perf
 
 extension PerfGlobalStateTests {
     @Suite struct WatchdogMatrixTests {
-        private static let perfBench = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-            .deletingLastPathComponent().appendingPathComponent("perf-bench")
-
         /// What the hang line's `wait` must mention, per kind (nil: a running thread has none).
         private static let expectedWait: [String: [String]] = [
             "cpu": [], "usleep": ["nanosleep"], "nanosleep": ["nanosleep"], "poll": ["poll"], "select": ["select"],
@@ -39,16 +37,9 @@ extension PerfGlobalStateTests {
         }
 
         private func runMatrix(watchdog: Bool, directory: URL, extra: [String] = []) throws -> [Case] {
-            let process = Process()
-            process.executableURL = Self.perfBench
-            process.arguments = ["child", "watchdog-matrix", watchdog ? "on" : "off", directory.path] + extra
-            let output = Pipe()
-            process.standardOutput = output
-            try process.run()
-            let data = output.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0)
-            let lines = String(decoding: data, as: UTF8.self).split(separator: "\n")
+            let (lines, status) = try ChildProcess.run(
+                BuildProducts.testChild, ["watchdog-matrix", watchdog ? "on" : "off", directory.path] + extra)
+            #expect(ChildProcess.exitedNormally(status) && ChildProcess.exitCode(status) == 0)
             #expect(lines.last == "done", "the child ran to its end")
             return lines.compactMap { line -> Case? in
                 guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],

@@ -2,6 +2,7 @@
 // They assert tolerances, never timings.
 import Dispatch
 import Foundation
+import PerfTestSupport
 import Synchronization
 import Testing
 
@@ -14,16 +15,6 @@ final class EpisodeCollector: Sendable {
     func append(_ episode: Perf.HangWatchdog.Episode) { episodes.withLock { $0.append(episode) } }
 
     var all: [Perf.HangWatchdog.Episode] { episodes.withLock { $0 } }
-}
-
-/// Polls `condition` until it holds or `seconds` pass; false on timeout.
-func waitUntil(seconds: Double, _ condition: () -> Bool) async throws -> Bool {
-    let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
-    while !condition() {
-        if DispatchTime.now().uptimeNanoseconds > deadline { return false }
-        try await Task.sleep(nanoseconds: 5_000_000)
-    }
-    return true
 }
 
 /// The function the tests expect to find in the stuck frames.
@@ -121,7 +112,7 @@ extension PerfGlobalStateTests {
 
         @Test func sigstopOfALoadedChildReportsNoHang() async throws {
             let lines = try WatchdogChild.run(
-                ["child", "watchdog"],
+                ["watchdog"],
                 scenario: { pid in
                     // Holding the stop for 2 s is the scenario itself, not synchronisation.
                     usleep(300_000)
@@ -139,7 +130,7 @@ extension PerfGlobalStateTests {
 
         @Test func foreignSigprofHandlerIsLeftAloneAndBlockedThreadsAreStillRead() async throws {
             let lines = try WatchdogChild.run(
-                ["child", "watchdog", "foreign-sigprof", "block=400"], until: "episode kind=hang")
+                ["watchdog", "foreign-sigprof", "block=400"], until: "episode kind=hang")
             let episodes = lines.filter { $0.hasPrefix("episode kind=hang") }
             #expect(episodes.count == 1, "\(lines)")
             // The profiler's handler stays; the blocked thread's stack needs no signal, so the
@@ -153,13 +144,13 @@ extension PerfGlobalStateTests {
         @Test func mainQueueAfterDispatchMainIsSampledOnTheThreadThatServesIt() async throws {
             // dispatchMain() exits the main thread; a worker drains the main queue. The watchdog must
             // sample that worker, not the main thread's tid.
-            let lines = try WatchdogChild.run(["child", "watchdog", "main", "block=400"], until: "episode kind=hang")
+            let lines = try WatchdogChild.run(["watchdog", "main", "block=400"], until: "episode kind=hang")
             let episodes = lines.filter { $0.hasPrefix("episode kind=hang") }
             #expect(episodes.count == 1, "\(lines)")
             let episode = try #require(episodes.first)
             #expect(episode.contains("kind=hang") && episode.contains("quality=full"), "\(episode)")
             // Release builds may name a specialisation: "function signature specialization … of static …".
-            #expect(episode.contains("perf_bench.WatchdogCrashChild.blockInjected"), "\(episode)")
+            #expect(episode.contains("perf_test_child.WatchdogCrashChild.blockInjected"), "\(episode)")
             // Sleeping in nanosleep, or running its loop check at the instant of the sample.
             #expect(episode.contains("/S/") || episode.contains("/R/"), "\(episode)")
         }
@@ -239,45 +230,37 @@ final class RecordingHangHandler: HangEventHandler {
     var ended: [Perf.HangWatchdog.Episode] { endedEpisodes.all }
 }
 
-/// Runs `perf-bench child …` (built beside the test bundle), waits for `ready`, lets `scenario`
-/// act on its pid, then closes its stdin and returns every line it printed.
+/// Runs `perf-test-child watchdog …` (built beside the test bundle), waits for `ready`, lets
+/// `scenario` act on its pid, then closes its stdin and returns every line it printed.
 enum WatchdogChild {
-    /// Starts `perf-bench child watchdog …`, waits for "ready", plays `scenario` with the child's
-    /// pid, then, when `expected` is given, reads until a line contains it (a 10 s safety net
-    /// kills a child that never prints it), closes the child's input and returns its lines.
+    /// Starts the child, waits for "ready", plays `scenario` with the child's pid, then, when
+    /// `expected` is given, reads until a line contains it (a 10 s safety net kills a child that
+    /// never prints it), closes the child's input and returns its lines.
     static func run(
         _ arguments: [String], scenario: (Int32) -> Void = { _ in }, until expected: String? = nil
     ) throws -> [String] {
-        let child = Process()
-        child.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-            .deletingLastPathComponent().appendingPathComponent("perf-bench")
-        child.arguments = arguments
-        let input = Pipe()
-        let output = Pipe()
-        child.standardInput = input
-        child.standardOutput = output
-        try child.run()
-        var text = ""
-        func read(until marker: String) {
-            while !text.contains(marker) {
-                let data = output.fileHandleForReading.availableData
-                if data.isEmpty { return }
-                text += String(decoding: data, as: UTF8.self)
+        let child = try ChildProcess(executable: BuildProducts.testChild, arguments: arguments, withStandardInput: true)
+        var lines: [String] = []
+        func read(until found: (String) -> Bool, seconds: Double) -> Bool {
+            let deadline = monotonicSeconds() + seconds
+            while let line = child.readLine(timeoutSeconds: max(0, deadline - monotonicSeconds())) {
+                lines.append(line)
+                if found(line) { return true }
             }
+            return false
         }
-        read(until: "ready\n")
-        scenario(child.processIdentifier)
-        if let expected {
-            let pid = child.processIdentifier
-            let safetyNet = DispatchWorkItem { kill(pid, SIGKILL) }
-            DispatchQueue.global().asyncAfter(deadline: .now() + 10, execute: safetyNet)
-            read(until: expected)
-            safetyNet.cancel()
+        guard read(until: { $0 == "ready" }, seconds: 30) else {
+            child.killAndWait()
+            throw ChildProcess.Failure(description: "the watchdog child never became ready: \(lines)")
         }
-        try input.fileHandleForWriting.close()
-        text += String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        child.waitUntilExit()
-        return text.split(separator: "\n").map(String.init)
+        scenario(child.pid)
+        if let expected, !read(until: { $0.contains(expected) }, seconds: 10) {
+            child.send(SIGKILL)
+        }
+        child.closeStandardInput()
+        lines += child.readRemainingLines()
+        child.wait()
+        return lines
     }
 }
 

@@ -1,0 +1,23 @@
+// perf-test-child: the child processes that tests and reliability scenarios launch, SIGKILL or
+// disturb (`perf-test-child <kind> …`). Not a tool for users: each kind reads its arguments and
+// never returns normally unless told to stop. Test targets that launch it list
+// `.target(name: "perf-test-child")` among their dependencies so SwiftPM builds it.
+import Foundation
+
+let children: [String: ([String]) -> Int32] = [
+    "journal-append": JournalCrashChild.run,
+    "ledger-spans": LedgerCrashChild.run,
+    "session": SessionCrashChild.run,
+    "facade": FacadeCrashChild.run,
+    "watchdog": WatchdogCrashChild.run,
+    "watchdog-matrix": WatchdogMatrixChild.run,
+    "reliability": ReliabilityChild.run,
+]
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+guard let kind = arguments.first, let child = children[kind] else {
+    let kinds = children.keys.sorted().joined(separator: ", ")
+    FileHandle.standardError.write(Data("usage: perf-test-child <kind> [<argument> ...]; kinds: \(kinds)\n".utf8))
+    exit(2)
+}
+exit(child(Array(arguments.dropFirst())))

@@ -1,0 +1,67 @@
+// Reading a report back: the summary's tables and JSON, and every way a report file can be bad.
+import Foundation
+import PerfTestSupport
+import Testing
+
+@testable import Perf
+@testable import PerfReport
+
+@Suite struct ReportSummaryTests {
+    private func golden() throws -> [UInt8] { try [UInt8](Data(contentsOf: ReportFixture.golden)) }
+
+    @Test func textShowsSpansByP95HangsWithCulpritsAndSessions() throws {
+        let summary = try ReportSummary(bytes: golden(), path: "golden.json")
+        #expect(zip(summary.spans, summary.spans.dropFirst()).allSatisfy { $0.p95Ms >= $1.p95Ms })
+        let text = summary.text
+        #expect(text.contains("myservice 1.4.0 (build 812)"))
+        #expect(text.contains("HANGS: 2 (1 fatal, 1 suppressed)"))
+        #expect(text.contains("MyService.Feed.parse()"))
+        #expect(text.contains("SESSIONS: 3 (1 active, 1 terminated, 1 crashed)"))
+        #expect(text.contains("db.query *"), "a ledger-only span is flagged")
+    }
+
+    @Test func jsonFormatIsVersionedAndParses() throws {
+        let summary = try ReportSummary(bytes: golden(), path: "golden.json")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(summary.json.utf8)) as? [String: Any])
+        #expect(object["schema"] as? String == "perf-report-summary")
+        #expect(object["schemaVersion"] as? Int == 1)
+        #expect((object["spans"] as? [Any])?.count == summary.spans.count)
+    }
+
+    @Test(arguments: [
+        ("", "the file is empty"),
+        ("{\"schema\":\"perf-report\",\"schemaVer", "not valid JSON (truncated or corrupt)"),
+        ("[1,2]", "not a performance report (not a JSON object)"),
+        ("{\"spans\":{}}", "not a performance report (missing \"schema\")"),
+        ("{\"schema\":\"other\"}", "not a performance report (schema is not \"perf-report\")"),
+        ("{\"schema\":\"perf-report\",\"schemaVersion\":\"1\"}", "missing or invalid \"schemaVersion\""),
+        ("{\"schema\":\"perf-report\",\"schemaVersion\":1,\"spans\":[]}", "\"spans\" is missing or has the wrong type"),
+    ])
+    func badReportsAreRejectedWithTheirProblem(text: String, problem: String) {
+        #expect(throws: Perf.ReportError(.invalidReport, path: "x.json", problem)) {
+            try ReportSummary(bytes: Array(text.utf8), path: "x.json")
+        }
+    }
+
+    @Test func aNewerMajorVersionIsRejectedClearly() throws {
+        var text = String(decoding: try golden(), as: UTF8.self)
+        text = text.replacingOccurrences(of: "\"schemaVersion\":1", with: "\"schemaVersion\":2")
+        do {
+            _ = try ReportSummary(bytes: Array(text.utf8), path: "new.json")
+            Issue.record("a schema 2 report was accepted")
+        } catch {
+            #expect(error.code == .newerSchema)
+            #expect(
+                error.description
+                    == "cannot read report 'new.json': schemaVersion 2 is newer than this perf-report reads (1); use a newer perf-report"
+            )
+        }
+    }
+
+    @Test func aTruncatedReportIsRejected() throws {
+        let bytes = try golden()
+        #expect(throws: Perf.ReportError.self) {
+            try ReportSummary(bytes: Array(bytes.prefix(bytes.count / 2)), path: "t.json")
+        }
+    }
+}
