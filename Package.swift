@@ -42,10 +42,15 @@ let package = Package(
             dependencies: ["Perf", "PerfCore", "JournalKit", "CPerfShims", "CPerfAllocCounter", "PerfTestSupport"],
             swiftSettings: strict
         ),
-        // Reliability scenarios (scripts/reliability.sh); they launch perf-test-child and perf-report.
+        // Reliability scenarios (scripts/reliability.sh). They launch perf-test-child and perf-report,
+        // declared so that building perf-reliability builds them (an executable dependency is built
+        // beside it; its main is not linked in).
         .executableTarget(
             name: "perf-reliability",
-            dependencies: ["Perf", "PerfReport", "PerfCore", "JournalKit", "PerfTestSupport"],
+            dependencies: [
+                "Perf", "PerfReport", "PerfCore", "JournalKit", "PerfTestSupport", .target(name: "perf-test-child"),
+                .target(name: "perf-report"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(

@@ -25,8 +25,8 @@ enum ReliabilityKills {
         let lost = Int(figures["lost"] ?? -1)
         return ScenarioResult(
             scenario: "SIGKILL: journal appends",
-            done: "\(done) kills of `child journal-append run` (\((done + 1) / 2) with 1 writer thread, \(done / 2) "
-                + "with 2), \(Int(figures["acknowledged"] ?? 0)) acknowledged entries",
+            done: "\(done) kills of `perf-test-child journal-append run` (\((done + 1) / 2) with 1 writer thread, "
+                + "\(done / 2) with 2), \(Int(figures["acknowledged"] ?? 0)) acknowledged entries",
             target: "≥ \(kills) kills; 0 acknowledged entries lost",
             result: "\(lost) lost; \(Int(figures["torn tails observed"] ?? 0)) torn tails observed and dropped",
             pass: ChildProcess.exitedNormally(status) && ChildProcess.exitCode(status) == 0 && done >= kills
@@ -68,7 +68,7 @@ enum ReliabilityKills {
         }
         return ScenarioResult(
             scenario: "SIGKILL: ledger (facade spans)",
-            done: "\(tally.kills) kills of `child facade spans` (over-budget `end()` in a loop), "
+            done: "\(tally.kills) kills of `perf-test-child facade spans` (over-budget `end()` in a loop), "
                 + "\(tally.acknowledged) acknowledged ends",
             target: "≥ \(kills) kills; 0 acknowledged lines lost",
             result: "\(tally.lost) lost, \(tally.gaps) sessions with gaps; \(tally.tornObserved) torn tails observed, "
@@ -160,8 +160,8 @@ enum ReliabilityKills {
         let median = durationErrors.sorted().dropFirst(durationErrors.count / 2).first ?? 1
         return ScenarioResult(
             scenario: "Crash story",
-            done: "\(kills) kills of `child reliability crash-story` (open bounded keyed span + hang in `usleep` "
-                + "journalled in progress, killed 1–3 s into it), each followed by a next `Perf.install` on its "
+            done: "\(kills) kills of `perf-test-child reliability crash-story` (open bounded keyed span + hang in "
+                + "`usleep` journalled in progress, killed 1–3 s into it), each followed by a next `Perf.install` on its "
                 + "directory",
             target: "crashed session, orphaned span and fatal hang naming the blocked function every time; fatal "
                 + "hang's duration within 10 % of how long it had lasted",

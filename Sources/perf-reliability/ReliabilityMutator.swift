@@ -81,7 +81,7 @@ struct InputMutator {
 }
 
 /// The real files the mutations start from: a demo data directory and its report (from
-/// `perf-report demo`), a crashed session's journal (from `child session`, SIGKILLed) and the
+/// `perf-report demo`), a crashed session's journal (from `perf-test-child session`, SIGKILLed) and the
 /// project's budgets file.
 struct MutationSeeds {
     let data: URL

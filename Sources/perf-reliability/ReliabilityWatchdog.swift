@@ -1,4 +1,4 @@
-// Watchdog false positives: a child whose queue is kept busy (`child watchdog`) is SIGSTOPped
+// Watchdog false positives: a child whose queue is kept busy (`perf-test-child watchdog`) is SIGSTOPped
 // and CPU-starved by spinners; no hang may be blamed on its queue.
 import Foundation
 import Glibc
@@ -36,8 +36,8 @@ enum ReliabilityWatchdog {
         let hitches = episodes.filter { $0.contains("kind=hitch suppressed=none") }.count
         return ScenarioResult(
             scenario: "Watchdog false positives",
-            done: "`child watchdog` (queue loaded with 2 ms items): \(stops) SIGSTOPs of \(stopSeconds) s, then "
-                + "\(spinners) spinner threads for \(starveSeconds) s",
+            done: "`perf-test-child watchdog` (queue loaded with 2 ms items): \(stops) SIGSTOPs of \(stopSeconds) s, "
+                + "then \(spinners) spinner threads for \(starveSeconds) s",
             target: "0 false hangs",
             result: "\(falseHangs.count) hangs blamed on the queue; \(stopped) episodes suppressed as `stopped`",
             pass: falseHangs.isEmpty && ChildProcess.exitedNormally(status),

@@ -223,10 +223,7 @@ extension PerfGlobalStateTests {
                 let watchdog = Perf.HangWatchdog(monitoring: .queue(queue), configuration: configuration)
                 watchdog.start()
                 // Bounds need an answered ping before the block: wait for the watchdog to have one.
-                let warm = DispatchTime.now() + .seconds(5)
-                while watchdog.statistics.pingsSent < 3 && DispatchTime.now() < warm {
-                    _ = DispatchSemaphore(value: 0).wait(timeout: .now() + .milliseconds(5))
-                }
+                _ = pollUntil(seconds: 5) { watchdog.statistics.pingsSent >= 3 }
                 let served = DispatchSemaphore(value: 0)
                 queue.async {
                     _ = watchdogTestBlockForMilliseconds(400)
@@ -234,10 +231,9 @@ extension PerfGlobalStateTests {
                 }
                 served.wait()
                 // The episode ends with the first ping served after the block: wait for it.
-                let deadline = DispatchTime.now() + .seconds(5)
-                while Perf.hangHistograms()["facade.queue"] == nil && DispatchTime.now() < deadline {
+                _ = pollUntil(seconds: 5) {
                     queue.sync {}
-                    _ = DispatchSemaphore(value: 0).wait(timeout: .now() + .milliseconds(10))
+                    return Perf.hangHistograms()["facade.queue"] != nil
                 }
                 watchdog.stop()
             }
