@@ -105,12 +105,12 @@ import Testing
 
     @Test func performanceReportsAreNotTakenForBenchmarks() throws {
         let golden = try [UInt8](Data(contentsOf: ReportFixture.golden))
-        #expect(ReportFigures.googleBenchmarkObject(golden) == nil)
+        #expect(!ReportFigures.isGoogleBenchmark(golden))
         let figures = try ReportFigures(bytes: golden, path: "golden.json")
         #expect(!figures.spans.isEmpty)
         // A report whose object merely mentions the key is still read as a report.
         let mentioning = #"{"benchmarks": [], "schema": "perf-report"}"#
-        #expect(ReportFigures.googleBenchmarkObject(Array(mentioning.utf8)) == nil)
+        #expect(!ReportFigures.isGoogleBenchmark(Array(mentioning.utf8)))
     }
 
     @Test(arguments: [

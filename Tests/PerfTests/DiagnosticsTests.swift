@@ -59,20 +59,6 @@ import Testing
         }
     }
 
-    @Test func scannerFindsTopLevelMembersWithoutParsingThem() {
-        let text = #"{"a":{"x":[1,{"y":"}"}]},"spans":{"s":{"buckets":[[1,2]]}},"b":"q\"},{","c":-1.5e3,"hangs":{}}"#
-        let bytes = Array(text.utf8)
-        let members = PayloadScanner.members(bytes) ?? []
-        #expect(members.map(\.key) == ["a", "spans", "b", "c", "hangs"])
-        #expect(
-            members.map { String(decoding: bytes[$0.value], as: UTF8.self) } == [
-                #"{"x":[1,{"y":"}"}]}"#, #"{"s":{"buckets":[[1,2]]}}"#, #""q\"},{""#, "-1.5e3", "{}",
-            ])
-        for broken in [#"{"a":"#, #"{"a":[1,2}"#, "[1]", #"{"a":"unterminated}"#, ""] {
-            #expect(PayloadScanner.members(Array(broken.utf8)) == nil, "\(broken)")
-        }
-    }
-
     @Test func theFolderKeepsTheNewest24AndIgnoresTemporaryFiles() throws {
         let directory = try TemporaryDirectory("diagnostics")
         defer { directory.remove() }

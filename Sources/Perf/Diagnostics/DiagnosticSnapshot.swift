@@ -79,100 +79,30 @@ extension Perf {
             try self.init(jsonBytes: jsonBytes, histograms: true)
         }
 
-        /// Parses a payload; without `histograms`, `spans` and `hangs` are left empty and not
-        /// decoded (the costly part), for readers that only list process figures.
+        /// Parses a payload; without `histograms`, `spans`, `hangs` and `intervals` are left
+        /// empty and not decoded (most of the cost), for readers that only list process figures.
+        ///
+        /// Decoded through ``LazyJSONDecoder``, which parses only what `init(from:)` reads: a
+        /// report build reads every payload, most of them only for their process figures.
         init(jsonBytes: [UInt8], histograms: Bool) throws(ReportError) {
-            let payload: Payload
+            let context = ReportDecodingContext(reading: .strict, skipsHistograms: !histograms)
             do {
-                // The members other than the histograms: small, so checking the header and reading
-                // the figures never costs a full parse; the histogram maps have a decoder of their own.
-                guard let members = PayloadScanner.members(jsonBytes) else {
-                    throw ReportError(.invalidReport, path: "", "not a valid diagnostic payload")
-                }
-                var small: [UInt8] = [UInt8(ascii: "{")]
-                var maps: [String: Range<Int>] = [:]
-                for member in members {
-                    if member.key == "spans" || member.key == "hangs" || member.key == "intervals" {
-                        maps[member.key] = member.value
-                        continue
-                    }
-                    if small.count > 1 { small.append(UInt8(ascii: ",")) }
-                    LedgerEncoder.appendQuoted(member.key, into: &small)
-                    small.append(UInt8(ascii: ":"))
-                    small.append(contentsOf: jsonBytes[member.value])
-                }
-                small.append(UInt8(ascii: "}"))
-                let header = try JSONDecoder().decode(Header.self, from: Data(small))
-                guard header.schema == Self.schema else {
-                    throw ReportError(
-                        .invalidReport, path: "", "not a diagnostic payload (schema \"\(header.schema)\")")
-                }
-                guard header.schemaVersion <= Self.schemaVersion else {
-                    throw ReportError(
-                        .newerSchema, path: "",
-                        "schemaVersion \(header.schemaVersion) is newer than this build reads (\(Self.schemaVersion))")
-                }
-                let light = try JSONDecoder().decode(LightPayload.self, from: Data(small))
-                var spans: [String: Histogram] = [:]
-                var hangs: [String: Histogram] = [:]
-                var intervals: SpanIntervals?
-                if histograms {
-                    guard let spanRange = maps["spans"], let hangRange = maps["hangs"] else {
-                        throw ReportError(
-                            .invalidReport, path: "", "a diagnostic payload without \"spans\" or \"hangs\"")
-                    }
-                    spans = try HistogramMapDecoder.decode(jsonBytes[spanRange])
-                    hangs = try HistogramMapDecoder.decode(jsonBytes[hangRange])
-                    // Optional: older payloads have none, and a damaged block costs only itself.
-                    if let range = maps["intervals"],
-                        let object = try? JSONSerialization.jsonObject(with: Data(jsonBytes[range]))
-                    {
-                        intervals = SpanIntervals(jsonObject: object)
-                    }
-                }
-                payload = Payload(
-                    session: light.session, takenAtMs: light.takenAtMs, reason: light.reason, app: light.app,
-                    host: light.host, process: light.process, spans: spans, hangs: hangs, intervals: intervals)
-            } catch let error as ReportError {
-                throw error
+                self = try context.lazyDecoder().decode(DiagnosticSnapshot.self, from: jsonBytes)
+            } catch let error as ReportDocumentError {
+                throw ReportError(error.code, path: "", error.message)
+            } catch let error as ReportDecodingError {
+                throw ReportError(.invalidReport, path: "", "not a valid diagnostic payload: \(error.problem)")
             } catch {
-                throw ReportError(.invalidReport, path: "", "not a valid diagnostic payload")
+                guard context.started else {
+                    throw ReportError(.invalidReport, path: "", "not a valid diagnostic payload (not JSON)")
+                }
+                let problem = ReportDecodingError(error, at: [], expecting: DiagnosticSnapshot.self).problem
+                throw ReportError(.invalidReport, path: "", "not a valid diagnostic payload: \(problem)")
             }
-            self.init(
-                session: payload.session, takenAtMs: payload.takenAtMs, reason: payload.reason, app: payload.app,
-                host: payload.host, process: payload.process, spans: payload.spans, hangs: payload.hangs,
-                intervals: payload.intervals)
         }
 
         static func json(_ app: AppInfo) -> ReportJSON {
             .object(["name": .string(app.name), "version": .string(app.version), "build": .string(app.build)])
-        }
-
-        private struct Header: Decodable {
-            var schema: String
-            var schemaVersion: Int
-        }
-
-        /// A payload without its histograms.
-        private struct LightPayload: Decodable {
-            var session: String
-            var takenAtMs: Int64
-            var reason: String
-            var app: AppInfo
-            var host: HostDescription
-            var process: ProcessFigures
-        }
-
-        private struct Payload {
-            var session: String
-            var takenAtMs: Int64
-            var reason: String
-            var app: AppInfo
-            var host: HostDescription
-            var process: ProcessFigures
-            var spans: [String: Histogram]
-            var hangs: [String: Histogram]
-            var intervals: SpanIntervals?
         }
     }
 
@@ -239,6 +169,45 @@ extension Perf {
             #else
                 return "6.0"
             #endif
+        }
+    }
+}
+
+extension Perf.DiagnosticSnapshot: Decodable {
+    enum CodingKeys: String, CodingKey {
+        case schema, schemaVersion, session, takenAtMs, reason, app, host, process, spans, hangs, intervals
+    }
+
+    /// Reads a payload: another schema or a newer major version is rejected, every member but
+    /// `intervals` is required and strictly typed. A damaged `intervals` block costs only itself
+    /// (it reads as `nil`): older payloads have none.
+    public init(from decoder: any Decoder) throws {
+        let context = decoder.reportContext
+        context?.started = true
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let schema: String = try container.required(.schema)
+        guard schema == Self.schema else {
+            throw ReportDocumentError("not a diagnostic payload (schema \"\(schema)\")")
+        }
+        let version: Int = try container.required(.schemaVersion)
+        guard version <= Self.schemaVersion else {
+            throw ReportDocumentError(
+                .newerSchema, "schemaVersion \(version) is newer than this build reads (\(Self.schemaVersion))")
+        }
+        session = try container.required(.session)
+        takenAtMs = try container.required(.takenAtMs)
+        reason = try container.required(.reason)
+        app = try container.required(.app)
+        host = try container.required(.host)
+        process = try container.required(.process)
+        if context?.skipsHistograms == true {
+            spans = [:]
+            hangs = [:]
+            intervals = nil
+        } else {
+            spans = try container.required(.spans, as: [String: DecodedHistogram].self).mapValues(\.histogram)
+            hangs = try container.required(.hangs, as: [String: DecodedHistogram].self).mapValues(\.histogram)
+            intervals = try? container.decodeIfPresent(Perf.SpanIntervals.self, forKey: .intervals)
         }
     }
 }

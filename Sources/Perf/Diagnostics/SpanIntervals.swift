@@ -19,10 +19,23 @@ extension Perf {
             public var startNanos: Int64
             /// Duration in nanoseconds.
             public var durationNanos: Int64
-            /// How it ended (`success`, `failure`, …).
-            public var exit: String
+            /// How it ended.
+            public var exit: PerformanceReport.Exit
             /// Its budget, or `nil` for a span recorded every time.
             public var budgetMs: Double?
+
+            /// Creates a span.
+            public init(
+                name: String, threadID: Int32, startNanos: Int64, durationNanos: Int64,
+                exit: PerformanceReport.Exit = .success, budgetMs: Double? = nil
+            ) {
+                self.name = name
+                self.threadID = threadID
+                self.startNanos = startNanos
+                self.durationNanos = durationNanos
+                self.exit = exit
+                self.budgetMs = budgetMs
+            }
         }
 
         /// Slots in the ring that held them.
@@ -61,7 +74,7 @@ extension Perf {
                 Span(
                     name: entry.name, threadID: entry.threadID,
                     startNanos: max(0, wall(entry.startMonotonicNanos) - epochMs * 1_000_000),
-                    durationNanos: Int64(clamping: entry.durationNanos), exit: entry.exit.rawValue,
+                    durationNanos: Int64(clamping: entry.durationNanos), exit: PerformanceReport.Exit(entry.exit),
                     budgetMs: entry.budgetNanos.map { Double($0) / 1_000_000 })
             }
             var threads: [Int32: String] = [:]
@@ -92,7 +105,7 @@ extension Perf {
         static func json(_ span: Span) -> ReportJSON {
             var members: [String: ReportJSON] = [
                 "name": .string(span.name), "tid": .int(Int64(span.threadID)), "startNs": .int(span.startNanos),
-                "durationNs": .int(span.durationNanos), "exit": .string(span.exit),
+                "durationNs": .int(span.durationNanos), "exit": .string(span.exit.rawValue),
             ]
             if let budget = span.budgetMs { members["budgetMs"] = .double(budget) }
             return .object(members)
@@ -109,32 +122,85 @@ extension Perf {
                 "spans": .array(spans),
             ])
         }
+    }
+}
 
-        /// Parses a block; `nil` when it is not one (a reader skips what it cannot use).
-        package init?(jsonObject: Any) {
-            guard let block = jsonObject as? [String: Any],
-                let epoch = block["epochUnixMs"].flatMap(ReportDocument.number), abs(epoch) < 9e12,
-                let spans = block["spans"] as? [Any]
-            else { return nil }
-            capacity = Int(ReportDocument.int(block["capacity"]))
-            recorded = UInt64(max(0, ReportDocument.int(block["recorded"])))
-            epochUnixMs = Int64(epoch)
-            var threads: [Int32: String] = [:]
-            for case let thread as [String: Any] in block["threads"] as? [Any] ?? [] {
-                guard let name = thread["name"] as? String else { continue }
-                threads[Int32(clamping: ReportDocument.int(thread["tid"]))] = name
-            }
-            self.threads = threads
-            self.spans = spans.compactMap { value in
-                guard let span = value as? [String: Any], let name = span["name"] as? String,
-                    let start = span["startNs"].flatMap(ReportDocument.number), start >= 0, start < 9e18,
-                    let duration = span["durationNs"].flatMap(ReportDocument.number), duration >= 0, duration < 9e18
-                else { return nil }
-                return Span(
-                    name: name, threadID: Int32(clamping: ReportDocument.int(span["tid"])), startNanos: Int64(start),
-                    durationNanos: Int64(duration), exit: span["exit"] as? String ?? "success",
-                    budgetMs: span["budgetMs"].flatMap(ReportDocument.number))
-            }
+extension Perf.SpanIntervals: Codable {
+    enum CodingKeys: String, CodingKey { case capacity, recorded, epochUnixMs, threads, spans }
+
+    /// One `threads` entry.
+    private struct Thread: Codable {
+        var tid: Int32
+        var name: String
+
+        enum CodingKeys: String, CodingKey { case tid, name }
+
+        init(tid: Int32, name: String) {
+            self.tid = tid
+            self.name = name
         }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            tid = Int32(clamping: try container.required(.tid, as: Int64.self))
+            name = try container.required(.name)
+        }
+    }
+
+    /// Reads the block's ring (the keys other than `session` and `takenAt`); `epochUnixMs` and
+    /// `spans` are required, absent counts read as 0.
+    public init(from decoder: any Decoder) throws {
+        let context = decoder.reportContext
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        epochUnixMs = try container.required(.epochUnixMs)
+        guard container.contains(.spans), try !container.decodeNil(forKey: .spans) else {
+            throw ReportDecodingError(path: container.codingPath + [CodingKeys.spans], message: "missing")
+        }
+        spans = try container.list(.spans, context)
+        capacity = try container.optional(.capacity, context) ?? 0
+        recorded = try container.optional(.recorded, context) ?? 0
+        var threads: [Int32: String] = [:]
+        for thread in try container.list(.threads, context, of: Thread.self) { threads[thread.tid] = thread.name }
+        self.threads = threads
+    }
+
+    /// Writes the ring's keys (threads by id).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(capacity, forKey: .capacity)
+        try container.encode(recorded, forKey: .recorded)
+        try container.encode(epochUnixMs, forKey: .epochUnixMs)
+        try container.encode(threads.keys.sorted().map { Thread(tid: $0, name: threads[$0] ?? "") }, forKey: .threads)
+        try container.encode(spans, forKey: .spans)
+    }
+}
+
+extension Perf.SpanIntervals.Span: Codable {
+    enum CodingKeys: String, CodingKey {
+        case name, threadID = "tid", startNanos = "startNs", durationNanos = "durationNs", exit, budgetMs
+    }
+
+    /// Reads a span; `name`, `startNs` and `durationNs` are required, an absent exit reads as
+    /// `success`. A thread id outside 32 bits is clamped.
+    public init(from decoder: any Decoder) throws {
+        let context = decoder.reportContext
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        name = try container.required(.name)
+        startNanos = try container.required(.startNanos)
+        durationNanos = try container.required(.durationNanos)
+        threadID = Int32(clamping: try container.optional(.threadID, context, as: Int64.self) ?? 0)
+        exit = try container.optional(.exit, context) ?? .success
+        budgetMs = try container.optional(.budgetMs, context)
+    }
+
+    /// Writes the span (`budgetMs` only when it has one).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(name, forKey: .name)
+        try container.encode(threadID, forKey: .threadID)
+        try container.encode(startNanos, forKey: .startNanos)
+        try container.encode(durationNanos, forKey: .durationNanos)
+        try container.encode(exit, forKey: .exit)
+        try container.encodeIfPresent(budgetMs, forKey: .budgetMs)
     }
 }

@@ -70,10 +70,10 @@ struct ReportAssembly {
         let latest = newest.first?.snapshot
         let generatedMs = max(digest.newestMs ?? 0, newest.map(\.snapshot.takenAtMs).max() ?? 0)
         var fixed: [String: ReportJSON] = [
-            "schema": .string(Perf.ReportBuilder.schema),
-            "schemaVersion": .int(Int64(Perf.ReportBuilder.schemaVersion)),
+            "schema": .string(PerformanceReport.schema),
+            "schemaVersion": .int(Int64(PerformanceReport.schemaVersion)),
             "generatedAt": .string(LedgerTimestamp.string(ms: generatedMs)),
-            "generator": .string(Perf.ReportBuilder.generator),
+            "generator": .string(PerformanceReport.generator),
             "app": latest.map { Perf.DiagnosticSnapshot.json($0.app) } ?? appFromLedger(),
             "host": latest?.host.json ?? .null,
             "hangs": ReportSections.hangs(digest, targets: hangHistograms),
@@ -204,10 +204,10 @@ struct ReportAssembly {
     /// fabricated input or a tiny cap produces: the header and `truncated`, so the cap still holds.
     private func minimal(generatedMs: Int64) -> [UInt8] {
         var out = ReportJSON.object([
-            "schema": .string(Perf.ReportBuilder.schema),
-            "schemaVersion": .int(Int64(Perf.ReportBuilder.schemaVersion)),
+            "schema": .string(PerformanceReport.schema),
+            "schemaVersion": .int(Int64(PerformanceReport.schemaVersion)),
             "generatedAt": .string(LedgerTimestamp.string(ms: generatedMs)),
-            "generator": .string(Perf.ReportBuilder.generator), "app": .null, "host": .null,
+            "generator": .string(PerformanceReport.generator), "app": .null, "host": .null,
             "sessions": .array([]), "spans": .object([:]), "diagnostics": .array([]), "intervals": .array([]),
             "ledger": .object(["events": .array([])]),
             "truncated": .object([

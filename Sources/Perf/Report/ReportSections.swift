@@ -16,7 +16,8 @@ enum ReportSections {
             let histogram = fromSnapshot ?? lines?.durations ?? LatencyHistogram()
             var members = statistics(histogram)
             if fromSnapshot == nil, let lines { members["count"] = .int(Int64(lines.count)) }
-            members["source"] = .string(fromSnapshot == nil ? "ledger" : "histogram")
+            let source: PerformanceReport.Span.Source = fromSnapshot == nil ? .ledger : .histogram
+            members["source"] = .string(source.rawValue)
             members["budgetMs"] = lines?.budgetMs.map(ReportJSON.double) ?? .null
             members["overBudget"] = .int(Int64(lines?.overBudget ?? 0))
             members["sites"] = .array((lines?.sites ?? []).sorted().map(ReportJSON.string))
@@ -83,9 +84,10 @@ enum ReportSections {
             return left != right ? left > right : lhs.id < rhs.id
         }
         return ordered.map { session in
-            let status = session.crashed ? "crashed" : session.endedAtMs != nil ? "terminated" : "active"
+            let status: PerformanceReport.Session.Status =
+                session.crashed ? .crashed : session.endedAtMs != nil ? .terminated : .active
             var members: [String: ReportJSON] = [
-                "id": .string(session.id), "status": .string(status),
+                "id": .string(session.id), "status": .string(status.rawValue),
                 "startedAt": session.startedAtMs.map { .string(LedgerTimestamp.string(ms: $0)) } ?? .null,
                 "endedAt": session.endedAtMs.map { .string(LedgerTimestamp.string(ms: $0)) } ?? .null,
                 "firstSeenAt": .string(LedgerTimestamp.string(ms: session.firstSeenMs)),

@@ -55,7 +55,7 @@ public struct BudgetQuantity: Sendable, Equatable, CustomStringConvertible {
     init?(json: Any) {
         if let text = json as? String {
             self.init(parsing: text)
-        } else if let number = ReportDocument.number(json), number >= 0 {
+        } else if let number = BudgetsReader.number(json), number >= 0 {
             self.init(number, .count)
         } else {
             return nil

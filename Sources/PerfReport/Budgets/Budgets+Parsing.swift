@@ -41,7 +41,7 @@ struct BudgetsReader {
         }
         guard let object = parsed as? [String: Any] else { throw fail(nil, "not a JSON object") }
         try expectKeys(object, ["version", "defaults", "spans", "hangs", "ledger"], nil)
-        guard let version = object["version"].flatMap(ReportDocument.number) else {
+        guard let version = object["version"].flatMap(BudgetsReader.number) else {
             throw fail(nil, "missing \"version\"; write \"version\": \(Budgets.version)")
         }
         guard version == Double(Budgets.version) else {
@@ -83,7 +83,7 @@ struct BudgetsReader {
     func readMinSamples(_ value: Any?, _ rule: String?) throws(BudgetsError) -> Budgets.MinimumSamples? {
         guard let value else { return nil }
         if let text = value as? String, text == "auto" { return .automatic }
-        guard let number = ReportDocument.number(value), number >= 1, number == number.rounded(), number < 1e12 else {
+        guard let number = BudgetsReader.number(value), number >= 1, number == number.rounded(), number < 1e12 else {
             throw fail(rule, "\"minSamples\" must be \"auto\" or a whole number of at least 1")
         }
         return .atLeast(Int64(number))
@@ -255,9 +255,17 @@ struct BudgetsReader {
         }
     }
 
+    /// A parsed JSON number as a double (JSONSerialization bridges `true`/`false` to 1/0 as
+    /// well); nil for anything else.
+    static func number(_ value: Any) -> Double? {
+        guard let number = value as? NSNumber else { return nil }
+        let double = number.doubleValue
+        return double.isFinite ? double : nil
+    }
+
     func describe(_ value: Any) -> String {
         if let text = value as? String { return "\"\(text)\"" }
-        if let number = ReportDocument.number(value) { return BudgetQuantity.trimmed(number) }
+        if let number = BudgetsReader.number(value) { return BudgetQuantity.trimmed(number) }
         return "a \(type(of: value))"
     }
 }

@@ -37,25 +37,18 @@ extension ReportFigures {
     ///
     /// - Throws: ``Perf/ReportError`` with code `invalidReport` naming the file and the entry at
     ///   fault when the structure is not Google Benchmark's.
-    public init(googleBenchmark object: [String: Any], path: String) throws(Perf.ReportError) {
-        guard let entries = object["benchmarks"] as? [Any] else {
-            throw Self.invalid(path, "\"benchmarks\" is not an array")
-        }
-        guard let context = object["context"] as? [String: Any] else {
-            throw Self.invalid(path, "\"context\" is not an object")
+    public init(googleBenchmark bytes: [UInt8], path: String) throws(Perf.ReportError) {
+        let file: GoogleBenchmarkFile
+        do {
+            file = try JSONDecoder().decode(GoogleBenchmarkFile.self, from: Data(bytes))
+        } catch let problem as GoogleBenchmarkFile.Problem {
+            throw Self.invalid(path, problem.message)
+        } catch {
+            throw Self.invalid(path, "not valid JSON (truncated or corrupt)")
         }
         var runs: [String: GoogleBenchmarkRun] = [:]
-        for (index, value) in entries.enumerated() {
-            guard let entry = value as? [String: Any] else {
-                throw Self.invalid(path, "benchmarks[\(index)] is not an object")
-            }
-            guard let name = entry["name"] as? String, !name.isEmpty else {
-                throw Self.invalid(path, "benchmarks[\(index)] has no \"name\"")
-            }
-            if entry["error_occurred"] as? Bool == true { continue }
-            let runName = entry["run_name"] as? String ?? name
-            let time = try Self.milliseconds(entry, index: index, path: path)
-            runs[runName, default: GoogleBenchmarkRun()].add(entry, timeMs: time)
+        for entry in file.benchmarks where !entry.errorOccurred {
+            runs[entry.runName ?? entry.name, default: GoogleBenchmarkRun()].add(entry)
         }
         var spans: [String: Span] = [:]
         for (name, run) in runs {
@@ -64,71 +57,151 @@ extension ReportFigures {
                 spans[name + "/" + counter] = Span(values: [.count: value])
             }
         }
-        self.init(
-            path: path, spans: spans,
-            environment: Self.googleBenchmarkEnvironment(context))
+        self.init(path: path, spans: spans, environment: file.context.environment)
     }
 
-    /// Whether a parsed JSON object is Google Benchmark output rather than a performance report.
-    static func isGoogleBenchmark(_ object: [String: Any]) -> Bool {
-        object["benchmarks"] != nil && object["context"] != nil && object["schema"] == nil
+    /// Reads the Google Benchmark JSON file at `url`, as ``init(googleBenchmark:path:)``.
+    public init(googleBenchmarkContentsOf url: URL) throws(Perf.ReportError) {
+        let bytes = try ReportFile.read(url.path, limit: PerformanceReport.maximumFileBytes).get()
+        try self.init(googleBenchmark: bytes, path: url.path)
     }
 
-    /// The object of `bytes` when they look like Google Benchmark output; nil (without parsing
-    /// a large report twice) when they do not mention a `benchmarks` key at all.
-    static func googleBenchmarkObject(_ bytes: [UInt8]) -> [String: Any]? {
-        let found = bytes.firstRange(of: Array(#""benchmarks""#.utf8)) != nil
-        guard found,
-            let object = (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any],
-            isGoogleBenchmark(object)
-        else { return nil }
-        return object
-    }
-
-    /// An entry's `real_time` in milliseconds, nil when the entry carries no time (a
-    /// counter-only entry, or an aggregate in another unit such as `cv`'s percentage).
-    private static func milliseconds(
-        _ entry: [String: Any], index: Int, path: String
-    ) throws(Perf.ReportError) -> Double? {
-        if let unit = entry["aggregate_unit"], unit as? String != "time" { return nil }
-        guard let raw = entry["real_time"] else { return nil }
-        guard let value = ReportDocument.number(raw), value >= 0 else {
-            throw invalid(path, "benchmarks[\(index)].real_time is not a non-negative number")
-        }
-        let unit = entry["time_unit"] as? String ?? "ns"
-        guard let scale = googleBenchmarkTimeUnits[unit] else {
-            throw invalid(path, "benchmarks[\(index)].time_unit '\(unit)' is not ns, us, ms or s")
-        }
-        return value * scale
+    /// Whether `bytes` are Google Benchmark output rather than a performance report: a top-level
+    /// object with `benchmarks` and `context` and no `schema`. Bytes that never mention a
+    /// `benchmarks` key (every report) are not parsed.
+    static func isGoogleBenchmark(_ bytes: [UInt8]) -> Bool {
+        guard bytes.firstRange(of: Array(#""benchmarks""#.utf8)) != nil else { return false }
+        return (try? JSONDecoder().decode(GoogleBenchmarkFile.Shape.self, from: Data(bytes)))?.isGoogleBenchmark == true
     }
 
     /// Milliseconds per unit of Google Benchmark's `time_unit`.
     static let googleBenchmarkTimeUnits: [String: Double] = ["ns": 1e-6, "us": 1e-3, "ms": 1, "s": 1e3]
-
-    private static func googleBenchmarkEnvironment(_ context: [String: Any]) -> [String: String] {
-        var environment: [String: String] = [:]
-        if let build = context["library_build_type"] as? String { environment["buildConfiguration"] = build }
-        if let cpu = context["cpu_model"] as? String ?? context["host_name"] as? String {
-            environment["cpuModel"] = cpu
-        }
-        if let swift = context["swift_version"] as? String { environment["swiftVersion"] = swift }
-        return environment
-    }
 
     private static func invalid(_ path: String, _ problem: String) -> Perf.ReportError {
         Perf.ReportError(.invalidReport, path: path, "not valid Google Benchmark JSON: \(problem)")
     }
 }
 
+/// Google Benchmark's JSON output, typed as far as report figures read it. Its own keys are
+/// typed loosely where the format is (a missing `run_name`, a `time_unit` that is not a string);
+/// what the figures rest on (an entry's `name`, `real_time`, `time_unit`) is checked, and the
+/// first problem is thrown as a ``Problem`` naming the entry.
+struct GoogleBenchmarkFile: Decodable {
+    /// Why a file is not Google Benchmark output, in words.
+    struct Problem: Error {
+        var message: String
+    }
+
+    /// Just enough to tell Google Benchmark output from a report.
+    struct Shape: Decodable {
+        var isGoogleBenchmark: Bool
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: ReportKey.self)
+            isGoogleBenchmark =
+                container.contains(ReportKey("benchmarks")) && container.contains(ReportKey("context"))
+                && !container.contains(ReportKey("schema"))
+        }
+    }
+
+    /// The machine and build the benchmarks ran on.
+    struct Context: Decodable {
+        /// `buildConfiguration`, `cpuModel` and `swiftVersion`, where the context has them:
+        /// `library_build_type`, `cpu_model` (else `host_name`), `swift_version`.
+        var environment: [String: String] = [:]
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: ReportKey.self)
+            func string(_ key: String) -> String? { try? container.decode(String.self, forKey: ReportKey(key)) }
+            if let build = string("library_build_type") { environment["buildConfiguration"] = build }
+            if let cpu = string("cpu_model") ?? string("host_name") { environment["cpuModel"] = cpu }
+            if let swift = string("swift_version") { environment["swiftVersion"] = swift }
+        }
+    }
+
+    /// One entry of `benchmarks`: an iteration run or an aggregate.
+    struct Entry {
+        /// Google Benchmark's own keys; any other numeric key is a user counter.
+        static let standardKeys: Set<String> = [
+            "name", "family_index", "per_family_instance_index", "run_name", "run_type", "repetitions",
+            "repetition_index", "threads", "aggregate_name", "aggregate_unit", "iterations", "real_time",
+            "cpu_time", "time_unit", "error_occurred", "error_message", "label", "big_o", "cpu_coefficient",
+            "real_coefficient", "rms",
+        ]
+
+        var name: String
+        var runName: String?
+        var isAggregate: Bool
+        var aggregateName: String
+        /// `real_time` in milliseconds; `nil` for an entry without one, or an aggregate in
+        /// another unit (`cv`'s percentage).
+        var timeMs: Double?
+        var errorOccurred: Bool
+        /// The aggregates' `repetitions` (their `iterations` when absent).
+        var samples: Double?
+        var counters: [String: Double]
+
+        /// Reads entry `index`.
+        init(_ decoder: any Decoder, index: Int) throws {
+            guard let container = try? decoder.container(keyedBy: ReportKey.self) else {
+                throw Problem(message: "benchmarks[\(index)] is not an object")
+            }
+            func value<T: Decodable>(_ key: String, _ type: T.Type = T.self) -> T? {
+                try? container.decode(T.self, forKey: ReportKey(key))
+            }
+            guard let name = value("name", String.self), !name.isEmpty else {
+                throw Problem(message: "benchmarks[\(index)] has no \"name\"")
+            }
+            self.name = name
+            runName = value("run_name")
+            isAggregate = value("run_type", String.self) == "aggregate"
+            aggregateName = value("aggregate_name") ?? ""
+            errorOccurred = value("error_occurred", Bool.self) == true
+            samples = value("repetitions", Double.self) ?? value("iterations", Double.self)
+            counters = [:]
+            for key in container.allKeys where !Self.standardKeys.contains(key.stringValue) {
+                if let number = value(key.stringValue, Double.self) { counters[key.stringValue] = number }
+            }
+            timeMs = nil
+            guard !errorOccurred else { return }
+            if container.contains(ReportKey("aggregate_unit")), value("aggregate_unit", String.self) != "time" {
+                return
+            }
+            guard container.contains(ReportKey("real_time")) else { return }
+            guard let time = value("real_time", Double.self), time >= 0 else {
+                throw Problem(message: "benchmarks[\(index)].real_time is not a non-negative number")
+            }
+            let unit = value("time_unit", String.self) ?? "ns"
+            guard let scale = ReportFigures.googleBenchmarkTimeUnits[unit] else {
+                throw Problem(message: "benchmarks[\(index)].time_unit '\(unit)' is not ns, us, ms or s")
+            }
+            timeMs = time * scale
+        }
+    }
+
+    var context: Context
+    var benchmarks: [Entry]
+
+    init(from decoder: any Decoder) throws {
+        guard let container = try? decoder.container(keyedBy: ReportKey.self) else {
+            throw Problem(message: "the top level is not an object")
+        }
+        guard var entries = try? container.nestedUnkeyedContainer(forKey: ReportKey("benchmarks")) else {
+            throw Problem(message: "\"benchmarks\" is not an array")
+        }
+        guard let context = try? container.decode(Context.self, forKey: ReportKey("context")) else {
+            throw Problem(message: "\"context\" is not an object")
+        }
+        self.context = context
+        benchmarks = []
+        while !entries.isAtEnd {
+            benchmarks.append(try Entry(try entries.superDecoder(), index: benchmarks.count))
+        }
+    }
+}
+
 /// The entries of one benchmark run, folded into budget metrics.
 private struct GoogleBenchmarkRun {
-    /// Google Benchmark's own keys; any other numeric key is a user counter.
-    static let standardKeys: Set<String> = [
-        "name", "family_index", "per_family_instance_index", "run_name", "run_type", "repetitions",
-        "repetition_index", "threads", "aggregate_name", "aggregate_unit", "iterations", "real_time", "cpu_time",
-        "time_unit", "error_occurred", "error_message", "label", "big_o", "cpu_coefficient", "real_coefficient",
-        "rms",
-    ]
     static let aggregateMetrics: [String: BudgetMetric] = [
         "median": .p50, "p50": .p50, "p90": .p90, "p95": .p95, "p99": .p99, "max": .max,
     ]
@@ -140,27 +213,20 @@ private struct GoogleBenchmarkRun {
     var counters: [String: Double] = [:]
     var countersFromMedian = false
 
-    mutating func add(_ entry: [String: Any], timeMs: Double?) {
-        let isAggregate = entry["run_type"] as? String == "aggregate"
-        let aggregate = entry["aggregate_name"] as? String ?? ""
-        if isAggregate {
-            let samples =
-                entry["repetitions"].flatMap(ReportDocument.number)
-                ?? entry["iterations"].flatMap(ReportDocument.number)
-            if let samples, samples >= 0 { aggregateSamples = max(aggregateSamples ?? 0, samples) }
-            if let timeMs, let metric = Self.aggregateMetrics[aggregate] { aggregates[metric] = timeMs }
+    mutating func add(_ entry: GoogleBenchmarkFile.Entry) {
+        if entry.isAggregate {
+            if let samples = entry.samples, samples >= 0 { aggregateSamples = max(aggregateSamples ?? 0, samples) }
+            if let timeMs = entry.timeMs, let metric = Self.aggregateMetrics[entry.aggregateName] {
+                aggregates[metric] = timeMs
+            }
         } else {
             iterationEntries += 1
-            if let timeMs { iterationTimes.append(timeMs) }
+            if let timeMs = entry.timeMs { iterationTimes.append(timeMs) }
         }
-        let isMedian = isAggregate && (aggregate == "median" || aggregate == "p50")
+        let isMedian = entry.isAggregate && (entry.aggregateName == "median" || entry.aggregateName == "p50")
         guard isMedian || (counters.isEmpty && !countersFromMedian) else { return }
-        var found: [String: Double] = [:]
-        for (key, value) in entry where !Self.standardKeys.contains(key) {
-            if let number = ReportDocument.number(value) { found[key] = number }
-        }
-        if isMedian || !found.isEmpty {
-            counters = found
+        if isMedian || !entry.counters.isEmpty {
+            counters = entry.counters
             countersFromMedian = isMedian
         }
     }

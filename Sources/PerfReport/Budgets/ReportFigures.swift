@@ -1,5 +1,5 @@
 // The numbers a budget check reads from a performance report: per-span metrics and call sites,
-// hang and ledger totals, the host. Reads through the same validation as `perf-report summary`.
+// hang and ledger totals, the host. Reads the same model, as strictly, as `perf-report summary`.
 import Perf
 import Foundation
 
@@ -52,45 +52,67 @@ public struct ReportFigures: Sendable, Equatable {
     ///
     /// - Throws: ``ReportError`` naming the file, as ``ReportSummary`` does.
     public init(contentsOf url: URL) throws(Perf.ReportError) {
-        let bytes = try ReportFile.read(url.path, limit: 64 << 20).get()
+        let bytes = try ReportFile.read(url.path, limit: PerformanceReport.maximumFileBytes).get()
         try self.init(bytes: bytes, path: url.path)
     }
 
-    /// Reads and validates report bytes; `path` is used in messages.
+    /// Reads and validates report bytes (strictly: a value of the wrong type is an error, not a
+    /// zero); `path` is used in messages.
     ///
     /// Google Benchmark JSON is read through ``init(googleBenchmark:path:)``.
     public init(bytes: [UInt8], path: String) throws(Perf.ReportError) {
-        if let benchmarks = Self.googleBenchmarkObject(bytes) {
-            self = try ReportFigures(googleBenchmark: benchmarks, path: path)
+        if Self.isGoogleBenchmark(bytes) {
+            self = try ReportFigures(googleBenchmark: bytes, path: path)
             return
         }
-        let object = try ReportDocument.validate(bytes: bytes, path: path)
+        self.init(report: try PerformanceReport(bytes: bytes, path: path), path: path)
+    }
+
+    /// The figures of a report already read.
+    public init(report: PerformanceReport, path: String) {
         self.path = path
-        var spans: [String: Span] = [:]
-        for case let (name, value as [String: Any]) in object["spans"] as? [String: Any] ?? [:] {
-            let count = ReportDocument.double(value["count"])
-            let overBudget = ReportDocument.double(value["overBudget"])
+        spans = report.spans.mapValues { span in
+            let count = Double(span.count)
+            let overBudget = Double(span.overBudget)
             let values: [BudgetMetric: Double] = [
-                .count: count, .p50: ReportDocument.double(value["p50Ms"]),
-                .p90: ReportDocument.double(value["p90Ms"]), .p95: ReportDocument.double(value["p95Ms"]),
-                .p99: ReportDocument.double(value["p99Ms"]), .max: ReportDocument.double(value["max"]),
-                .sum: ReportDocument.double(value["sum"]), .overBudget: overBudget,
+                .count: count, .p50: span.p50Ms, .p90: span.p90Ms, .p95: span.p95Ms, .p99: span.p99Ms,
+                .max: span.maxMs, .sum: span.sumMs, .overBudget: overBudget,
                 .overBudgetRate: count > 0 ? overBudget / count * 100 : 0,
             ]
-            spans[name] = Span(values: values, site: (value["sites"] as? [Any])?.first as? String)
+            return Span(values: values, site: span.sites.first)
         }
-        self.spans = spans
-        let hangs = object["hangs"] as? [String: Any] ?? [:]
-        self.hangs = Budgets.hangMetrics.keys.reduce(into: [:]) { $0[$1] = ReportDocument.double(hangs[$1]) }
-        let ledger = object["ledger"] as? [String: Any] ?? [:]
-        var ledgerCounts = Budgets.ledgerMetrics.keys.reduce(into: [String: Double]()) {
-            $0[$1] = ReportDocument.double(ledger[$1])
+        hangs = Budgets.hangMetrics.keys.reduce(into: [:]) { $0[$1] = Self.figure($1, of: report.hangs) }
+        ledger = Budgets.ledgerMetrics.keys.reduce(into: [:]) { $0[$1] = Self.figure($1, of: report.ledger) }
+        let host = report.host
+        let known = [
+            ("buildConfiguration", host?.buildConfiguration), ("cpuModel", host?.cpuModel),
+            ("swiftVersion", host?.swiftVersion),
+        ]
+        environment = known.reduce(into: [:]) { result, entry in
+            if let value = entry.1 { result[entry.0] = value }
         }
-        ledgerCounts["events"] = Double((ledger["events"] as? [Any])?.count ?? 0)
-        self.ledger = ledgerCounts
-        let host = object["host"] as? [String: Any] ?? [:]
-        environment = Self.environmentKeys.reduce(into: [:]) { result, key in
-            if let value = host[key] as? String { result[key] = value }
+    }
+
+    /// A ``Budgets/hangMetrics`` figure.
+    static func figure(_ metric: String, of hangs: PerformanceReport.Hangs) -> Double {
+        switch metric {
+        case "count": Double(hangs.count)
+        case "fatal": Double(hangs.fatal)
+        case "suppressed": Double(hangs.suppressed)
+        case "maxMs": hangs.maxMs
+        case "totalMs": hangs.totalMs
+        default: 0
+        }
+    }
+
+    /// A ``Budgets/ledgerMetrics`` figure: the counters, and `events` (lines the report kept).
+    static func figure(_ metric: String, of ledger: PerformanceReport.Ledger) -> Double {
+        switch metric {
+        case "events": Double(ledger.events.count)
+        case "malformedLines": Double(ledger.malformedLines)
+        case "tornTail": Double(ledger.tornTail)
+        case "unknownKinds": Double(ledger.unknownKinds)
+        default: 0
         }
     }
 }

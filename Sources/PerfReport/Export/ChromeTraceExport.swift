@@ -103,10 +103,10 @@ struct ChromeTraceEvents {
             args["detail"] = event.detail.map(ReportJSON.string)
             args["site"] = event.site.map(ReportJSON.string)
             args["budgetMs"] = event.budgetMs.map(ReportJSON.double)
-            if event.kind == "overdue" { args["openMs"] = event.durationMs.map(ReportJSON.double) }
-            let name = event.kind == "overdue" ? "overdue \(event.name)" : event.name
+            if event.kind == .overdue { args["openMs"] = event.durationMs.map(ReportJSON.double) }
+            let name = event.kind == .overdue ? "overdue \(event.name)" : event.name
             let json = ReportJSON.object([
-                "name": .string(name), "cat": .string(event.kind), "ph": .string("i"), "s": .string("p"),
+                "name": .string(name), "cat": .string(event.kind.rawValue), "ph": .string("i"), "s": .string("p"),
                 "ts": micros(event.timeUnixNanos), "pid": .int(pid), "tid": .int(0), "args": .object(args),
             ])
             timed.append(Timed(startNanos: event.timeUnixNanos, durationNanos: 0, order: timed.count, json: json))
@@ -125,7 +125,7 @@ struct ChromeTraceEvents {
     static func slices(of session: ExportTimeline.Session) -> [Slice] {
         var slices: [Slice] = []
         for interval in session.intervals {
-            var args: [String: ReportJSON] = ["exit": .string(interval.exit)]
+            var args: [String: ReportJSON] = ["exit": .string(interval.exit.rawValue)]
             args["budgetMs"] = interval.budgetMs.map(ReportJSON.double)
             args["overBudget"] = .bool(
                 ExportTimeline.isOverBudget(durationNanos: interval.durationNanos, budgetMs: interval.budgetMs))
@@ -138,7 +138,7 @@ struct ChromeTraceEvents {
         for event in session.ledgerSpans {
             let duration = ExportTimeline.durationNanos(event)
             var args: [String: ReportJSON] = [:]
-            args["exit"] = event.exit.map(ReportJSON.string)
+            args["exit"] = event.exit.map { .string($0.rawValue) }
             args["budgetMs"] = event.budgetMs.map(ReportJSON.double)
             args["overBudget"] = .bool(ExportTimeline.isOverBudget(durationNanos: duration, budgetMs: event.budgetMs))
             args["detail"] = event.detail.map(ReportJSON.string)

@@ -1,6 +1,7 @@
 // What every exporter reads from a performance-report.json: span intervals from the flight
 // recorder, ledger events, per-span distributions, hangs, sessions and process samples, with
-// times as Unix nanoseconds.
+// times as Unix nanoseconds. Read through the report model, leniently: an exporter draws what a
+// damaged report still holds.
 import Perf
 import Foundation
 import PerfCore
@@ -8,7 +9,10 @@ import PerfCore
 /// A report, read once into the shape the exporters need.
 ///
 /// Unknown keys are skipped and a missing section reads as empty, so an older report (one
-/// without `intervals`) still exports: ``hasIntervals`` tells the exporter to say so.
+/// without `intervals`) still exports: ``hasIntervals`` tells the exporter to say so. The report
+/// is read ``PerformanceReport/Reading/lenient``: a value of the wrong type is left out (an entry
+/// without what identifies it, whole) and listed in ``problems``; so is a time or duration no
+/// clock can reach.
 ///
 /// ```swift
 /// let input = try ExportInput(contentsOf: URL(fileURLWithPath: "performance-report.json"))
@@ -28,7 +32,7 @@ public struct ExportInput: Sendable {
         /// Duration in nanoseconds.
         public var durationNanos: Int64
         /// `success`, `failure`, `cancelled`, `superseded`, `expired` or `orphaned`.
-        public var exit: String
+        public var exit: PerformanceReport.Exit
         /// The budget the span ran under, when it had one.
         public var budgetMs: Double?
     }
@@ -46,7 +50,7 @@ public struct ExportInput: Sendable {
     /// One ledger line the exporters show: slow spans, hangs, hitches, notes, overdue spans.
     public struct Event: Sendable, Equatable {
         /// The ledger kind (`span`, `hang`, `hitch`, `note`, `overdue`, `session`, …).
-        public var kind: String
+        public var kind: PerformanceReport.Event.Kind
         /// The span, note or watchdog-target name.
         public var name: String
         /// The session.
@@ -58,7 +62,7 @@ public struct ExportInput: Sendable {
         /// The span's budget.
         public var budgetMs: Double?
         /// How the span ended.
-        public var exit: String?
+        public var exit: PerformanceReport.Exit?
         /// The privacy-filtered detail.
         public var detail: String?
         /// The call site, `Module/File.swift:line`.
@@ -101,7 +105,7 @@ public struct ExportInput: Sendable {
         /// The full distribution, when the report carries it.
         public var histogram: LatencyHistogram?
         /// `histogram` (every call) or `ledger` (only the slow ones).
-        public var source: String
+        public var source: PerformanceReport.Span.Source
     }
 
     /// A frame hangs were blamed on: the summary's row, read by the same code.
@@ -124,7 +128,7 @@ public struct ExportInput: Sendable {
         /// The session id.
         public var id: String
         /// `active`, `terminated` or `crashed`.
-        public var status: String
+        public var status: PerformanceReport.Session.Status
         /// Start and end, Unix nanoseconds, when known.
         public var startedAtUnixNanos: Int64?, endedAtUnixNanos: Int64?
     }
@@ -165,6 +169,8 @@ public struct ExportInput: Sendable {
     public var hangs: Hangs
     /// Process samples, oldest first.
     public var processSamples: [ProcessSample]
+    /// What the lenient reading left out of the report.
+    public var problems: [PerformanceReport.Problem]
 
     /// Whether the report carries flight-recorder intervals (an older one does not).
     public var hasIntervals: Bool { !intervals.isEmpty }
@@ -174,37 +180,50 @@ public struct ExportInput: Sendable {
     /// - Throws: ``ReportError`` naming the file: unreadable, not JSON, not a report, a newer
     ///   schema major version.
     public init(contentsOf url: URL) throws(Perf.ReportError) {
-        let bytes = try ReportFile.read(url.path, limit: 64 << 20).get()
-        try self.init(bytes: bytes, path: url.path)
+        self.init(report: try PerformanceReport(contentsOf: url, reading: .lenient), path: url.path)
     }
 
     /// Reads report bytes; `path` is used in messages.
     public init(bytes: [UInt8], path: String) throws(Perf.ReportError) {
-        let object = try ReportDocument.validate(bytes: bytes, path: path)
+        self.init(report: try PerformanceReport(bytes: bytes, path: path, reading: .lenient), path: path)
+    }
+
+    /// The export input of a report already read.
+    public init(report: PerformanceReport, path: String) {
         self.path = path
-        let app = object["app"] as? [String: Any]
-        self.app = Perf.AppInfo(
-            name: app?["name"] as? String ?? "unknown", version: app?["version"] as? String ?? "0",
-            build: app?["build"] as? String ?? "0")
-        host = (object["host"] as? [String: Any]).flatMap(ExportReading.host)
-        generatedAtUnixNanos = ExportReading.unixNanos(object["generatedAt"]) ?? 0
-        sessions = (object["sessions"] as? [Any] ?? []).compactMap(ExportReading.session)
-        // Each block parsed once, for its spans and its thread names.
-        let blocks = (object["intervals"] as? [Any] ?? []).compactMap(ExportReading.block)
-        intervals = ExportReading.merged(blocks.flatMap(ExportReading.intervals))
-        threads = blocks.flatMap(ExportReading.threads)
-        let ledger = object["ledger"] as? [String: Any]
-        events = (ledger?["events"] as? [Any] ?? []).compactMap(ExportReading.event)
-        spans = (object["spans"] as? [String: Any] ?? [:]).compactMap { ExportReading.span(name: $0.key, value: $0.value) }
-            .sorted { $0.name < $1.name }
-        hangs = ExportReading.hangs(object["hangs"] as? [String: Any] ?? [:])
-        processSamples = (object["diagnostics"] as? [Any] ?? []).compactMap(ExportReading.processSample)
+        app = Perf.AppInfo(
+            name: report.app?.name ?? "unknown", version: report.app?.version ?? "0", build: report.app?.build ?? "0")
+        host = report.host.flatMap { host in
+            host.os.map { os in
+                Perf.HostDescription(
+                    os: os, kernel: host.kernel ?? "", arch: host.arch ?? "", cpuModel: host.cpuModel ?? "",
+                    cores: host.cores ?? 0, memoryBytes: UInt64(max(0, host.memoryBytes ?? 0)),
+                    swiftVersion: host.swiftVersion ?? "", buildConfiguration: host.buildConfiguration ?? "")
+            }
+        }
+        generatedAtUnixNanos = report.generatedAt.flatMap(ExportReading.unixNanos) ?? 0
+        sessions = report.sessions.map { session in
+            Session(
+                id: session.id, status: session.status,
+                startedAtUnixNanos: session.startedAt.flatMap(ExportReading.unixNanos),
+                endedAtUnixNanos: session.endedAt.flatMap(ExportReading.unixNanos))
+        }
+        intervals = ExportReading.merged(report.intervals.flatMap(ExportReading.intervals))
+        threads = report.intervals.flatMap(ExportReading.threads)
+        events = report.ledger.events.compactMap(ExportReading.event)
+        spans = report.spans.map { ExportReading.span(name: $0.key, $0.value) }.sorted { $0.name < $1.name }
+        let hangs = report.hangs
+        self.hangs = Hangs(
+            count: hangs.count, fatal: hangs.fatal, suppressed: hangs.suppressed, totalMs: hangs.totalMs,
+            maxMs: hangs.maxMs, culprits: hangs.culprits, targets: hangs.targets)
+        processSamples = report.diagnostics.compactMap(ExportReading.processSample)
             .sorted { $0.timeUnixNanos < $1.timeUnixNanos }
+        problems = report.problems
     }
 }
 
-/// The per-section readers behind ``Perf/ExportInput``: each returns `nil` for an entry it
-/// cannot use, so one bad entry never costs the rest.
+/// The per-section conversions behind ``ExportInput``: each returns `nil` for an entry whose
+/// times no clock can reach, so one bad entry never costs the rest.
 enum ExportReading {
     /// The latest wall time read (2^62 ns, the year 2116) and the longest duration (2^61 ns, 73
     /// years): within them every start, end and difference an exporter computes fits in Int64,
@@ -212,63 +231,26 @@ enum ExportReading {
     static let maximumUnixNanos: Int64 = 1 << 62
     static let maximumDurationNanos: Int64 = 1 << 61
 
-    /// An ISO-8601 `ts` as Unix nanoseconds; nil when absent, malformed, before 1970 or past
-    /// ``maximumUnixNanos``.
-    static func unixNanos(_ value: Any?) -> Int64? {
-        guard let text = value as? String, let ms = LedgerTimestamp.parseISO8601(text),
-            ms >= 0, ms <= maximumUnixNanos / 1_000_000
-        else { return nil }
-        return ms * 1_000_000
+    /// A report time as Unix nanoseconds; nil before 1970 or past ``maximumUnixNanos``.
+    static func unixNanos(_ time: PerformanceReport.Timestamp) -> Int64? {
+        guard time.unixMs >= 0, time.unixMs <= maximumUnixNanos / 1_000_000 else { return nil }
+        return time.unixMs * 1_000_000
     }
 
-    /// A duration in milliseconds, nil unless it is a number from 0 to ``maximumDurationNanos``.
-    static func durationMs(_ value: Any?) -> Double? {
-        guard let ms = optionalDouble(value), ms >= 0, ms * 1_000_000 < Double(maximumDurationNanos) else { return nil }
+    /// A duration in milliseconds, nil unless it is from 0 to ``maximumDurationNanos``.
+    static func durationMs(_ ms: Double?) -> Double? {
+        guard let ms, ms >= 0, ms * 1_000_000 < Double(maximumDurationNanos) else { return nil }
         return ms
     }
 
-    static func optionalDouble(_ value: Any?) -> Double? { value.flatMap(ReportDocument.number) }
-
-    static func histogram(_ value: Any?) -> LatencyHistogram? {
-        guard let value, JSONSerialization.isValidJSONObject(value),
-            let data = try? JSONSerialization.data(withJSONObject: value),
-            let text = String(data: data, encoding: .utf8)
-        else { return nil }
-        return try? LatencyHistogram(json: text)
-    }
-
-    static func host(_ object: [String: Any]) -> Perf.HostDescription? {
-        guard let os = object["os"] as? String else { return nil }
-        return Perf.HostDescription(
-            os: os, kernel: object["kernel"] as? String ?? "", arch: object["arch"] as? String ?? "",
-            cpuModel: object["cpuModel"] as? String ?? "", cores: Int(ReportDocument.int(object["cores"])),
-            memoryBytes: UInt64(max(0, ReportDocument.int(object["memoryBytes"]))),
-            swiftVersion: object["swiftVersion"] as? String ?? "",
-            buildConfiguration: object["buildConfiguration"] as? String ?? "")
-    }
-
-    static func session(_ value: Any) -> ExportInput.Session? {
-        guard let entry = value as? [String: Any], let id = entry["id"] as? String else { return nil }
-        return .init(
-            id: id, status: entry["status"] as? String ?? "unknown", startedAtUnixNanos: unixNanos(entry["startedAt"]),
-            endedAtUnixNanos: unixNanos(entry["endedAt"]))
-    }
-
-    /// One session's flight-recorder block, or `nil` when it is not one.
-    static func block(_ value: Any) -> (session: String, intervals: Perf.SpanIntervals)? {
-        guard let session = (value as? [String: Any])?["session"] as? String,
-            let intervals = Perf.SpanIntervals(jsonObject: value)
-        else { return nil }
-        return (session, intervals)
-    }
-
     /// A block's spans with times made absolute.
-    static func intervals(_ block: (session: String, intervals: Perf.SpanIntervals)) -> [ExportInput.Interval] {
-        let epochUnixMs = block.intervals.epochUnixMs
-        guard epochUnixMs >= 0, epochUnixMs <= maximumUnixNanos / 1_000_000 else { return [] }
-        let epochNanos = epochUnixMs * 1_000_000
-        return block.intervals.spans.compactMap { span in
+    static func intervals(_ block: PerformanceReport.Intervals) -> [ExportInput.Interval] {
+        let ring = block.flightRecorder
+        guard ring.epochUnixMs >= 0, ring.epochUnixMs <= maximumUnixNanos / 1_000_000 else { return [] }
+        let epochNanos = ring.epochUnixMs * 1_000_000
+        return ring.spans.compactMap { span in
             // A fabricated report may name times no clock can reach; such a span is skipped.
+            guard span.startNanos >= 0, span.durationNanos >= 0 else { return nil }
             let (start, late) = epochNanos.addingReportingOverflow(span.startNanos)
             guard !late, start <= maximumUnixNanos, span.durationNanos < maximumDurationNanos else { return nil }
             return .init(
@@ -277,25 +259,19 @@ enum ExportReading {
         }
     }
 
-    static func threads(_ block: (session: String, intervals: Perf.SpanIntervals)) -> [ExportInput.ThreadName] {
-        let names = block.intervals.threads
+    static func threads(_ block: PerformanceReport.Intervals) -> [ExportInput.ThreadName] {
+        let names = block.flightRecorder.threads
         return names.keys.sorted().map { .init(session: block.session, threadID: Int64($0), name: names[$0] ?? "") }
     }
 
-    static func event(_ value: Any) -> ExportInput.Event? {
-        guard let line = value as? [String: Any], let kind = line["kind"] as? String,
-            let time = unixNanos(line["ts"])
-        else { return nil }
-        let thread = line["thread"] as? String
+    static func event(_ line: PerformanceReport.Event) -> ExportInput.Event? {
+        guard let time = unixNanos(line.timestamp) else { return nil }
         return .init(
-            kind: kind, name: line["name"] as? String ?? kind, session: line["session"] as? String ?? "",
-            timeUnixNanos: time, durationMs: durationMs(line["durationMs"]),
-            budgetMs: optionalDouble(line["budgetMs"]), exit: line["exit"] as? String,
-            detail: line["detail"] as? String, site: line["site"] as? String, culprit: line["culprit"] as? String,
-            fatal: line["fatal"] as? Bool ?? false, thread: thread, threadID: thread.flatMap(threadID),
-            count: line["count"].flatMap(ReportDocument.number).map { Int64(clamping: Int(max(min($0, 9e18), -9e18))) },
-            lowerMs: durationMs(line["lowerMs"]), upperMs: durationMs(line["upperMs"]),
-            suppressed: line["suppressed"] as? String)
+            kind: line.kind, name: line.name, session: line.session, timeUnixNanos: time,
+            durationMs: durationMs(line.durationMs), budgetMs: line.budgetMs, exit: line.exit, detail: line.detail,
+            site: line.site, culprit: line.culprit, fatal: line.fatal ?? false, thread: line.thread,
+            threadID: line.thread.flatMap(threadID), count: line.count, lowerMs: durationMs(line.lowerMs),
+            upperMs: durationMs(line.upperMs), suppressed: line.suppressed)
     }
 
     /// The tid in a hang line's thread description, `name (tid 25982, state R)`: the last
@@ -312,8 +288,8 @@ enum ExportReading {
             if lhs.startUnixNanos != rhs.startUnixNanos { return lhs.startUnixNanos < rhs.startUnixNanos }
             if lhs.durationNanos != rhs.durationNanos { return lhs.durationNanos > rhs.durationNanos }
             if lhs.threadID != rhs.threadID { return lhs.threadID < rhs.threadID }
-            return (lhs.session, lhs.name, lhs.exit, lhs.budgetMs ?? -1)
-                < (rhs.session, rhs.name, rhs.exit, rhs.budgetMs ?? -1)
+            return (lhs.session, lhs.name, lhs.exit.rawValue, lhs.budgetMs ?? -1)
+                < (rhs.session, rhs.name, rhs.exit.rawValue, rhs.budgetMs ?? -1)
         }
         var unique: [ExportInput.Interval] = []
         unique.reserveCapacity(sorted.count)
@@ -321,34 +297,19 @@ enum ExportReading {
         return unique
     }
 
-    static func span(name: String, value: Any) -> ExportInput.SpanStatistics? {
-        guard let span = value as? [String: Any] else { return nil }
-        let double = { (key: String) in ReportDocument.double(span[key]) }
-        return .init(
-            name: name, count: ReportDocument.int(span["count"]), sumMs: double("sum"), minMs: double("min"),
-            maxMs: double("max"), p50Ms: double("p50Ms"), p90Ms: double("p90Ms"), p95Ms: double("p95Ms"),
-            p99Ms: double("p99Ms"), budgetMs: optionalDouble(span["budgetMs"]),
-            overBudget: ReportDocument.int(span["overBudget"]), histogram: histogram(span["histogram"]),
-            source: span["source"] as? String ?? "histogram")
+    static func span(name: String, _ span: PerformanceReport.Span) -> ExportInput.SpanStatistics {
+        .init(
+            name: name, count: span.count, sumMs: span.sumMs, minMs: span.minMs, maxMs: span.maxMs,
+            p50Ms: span.p50Ms, p90Ms: span.p90Ms, p95Ms: span.p95Ms, p99Ms: span.p99Ms, budgetMs: span.budgetMs,
+            overBudget: span.overBudget, histogram: span.histogram, source: span.source)
     }
 
-    static func hangs(_ object: [String: Any]) -> ExportInput.Hangs {
-        let culprits = ReportDocument.culprits(object["culprits"])
-        let targets = (object["targets"] as? [String: Any] ?? [:]).compactMapValues(histogram)
+    static func processSample(_ entry: PerformanceReport.Diagnostic) -> ExportInput.ProcessSample? {
+        guard let time = unixNanos(entry.takenAt) else { return nil }
+        let process = entry.process
         return .init(
-            count: ReportDocument.int(object["count"]), fatal: ReportDocument.int(object["fatal"]),
-            suppressed: ReportDocument.int(object["suppressed"]), totalMs: ReportDocument.double(object["totalMs"]),
-            maxMs: ReportDocument.double(object["maxMs"]), culprits: culprits, targets: targets)
-    }
-
-    static func processSample(_ value: Any) -> ExportInput.ProcessSample? {
-        guard let entry = value as? [String: Any], let session = entry["session"] as? String,
-            let time = unixNanos(entry["takenAt"]), let process = entry["process"] as? [String: Any]
-        else { return nil }
-        return .init(
-            session: session, timeUnixNanos: time, rssBytes: ReportDocument.int(process["rssBytes"]),
-            peakRssBytes: ReportDocument.int(process["peakRssBytes"]), cpuUserMs: ReportDocument.int(process["cpuUserMs"]),
-            cpuSystemMs: ReportDocument.int(process["cpuSystemMs"]), threads: ReportDocument.int(process["threads"]),
-            openFds: ReportDocument.int(process["openFds"]))
+            session: entry.session, timeUnixNanos: time, rssBytes: process.rssBytes ?? 0,
+            peakRssBytes: process.peakRssBytes ?? 0, cpuUserMs: process.cpuUserMs ?? 0,
+            cpuSystemMs: process.cpuSystemMs ?? 0, threads: process.threads ?? 0, openFds: process.openFds ?? 0)
     }
 }

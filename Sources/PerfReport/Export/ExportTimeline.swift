@@ -22,7 +22,7 @@ struct ExportTimeline {
     /// One session's share of the trace.
     struct Session {
         var id: String
-        var status: String
+        var status: PerformanceReport.Session.Status
         /// 1, 2, … in order of start: the Chrome `pid`, the OTLP resource's position.
         var ordinal: Int
         /// From the session's start (or its first event) to its end (or its last event).
@@ -43,9 +43,7 @@ struct ExportTimeline {
     }
 
     /// Ledger kinds a trace shows.
-    static let shownKinds: Set<String> = ["span", "hang", "hitch", "note", "overdue"]
-    /// Exits that mean the work did not complete as intended.
-    static let errorExits: Set<String> = ["failure", "expired", "orphaned"]
+    static let shownKinds: Set<PerformanceReport.Event.Kind> = [.span, .hang, .hitch, .note, .overdue]
     /// Ledger `ts` has millisecond resolution; a ledger span that ends within this of the ring's
     /// oldest span may be that span, so it counts as covered rather than drawn twice.
     static let ledgerResolutionNanos: Int64 = 1_000_000
@@ -83,8 +81,8 @@ struct ExportTimeline {
         for event in input.events where Self.shownKinds.contains(event.kind) {
             touch(event.session) { session in
                 switch event.kind {
-                case "span": session.ledgerSpans.append(event)
-                case "hang", "hitch":
+                case .span: session.ledgerSpans.append(event)
+                case .hang, .hitch:
                     session.hangs.append(event)
                     if let tid = event.threadID, session.threadNames[tid] == nil, let thread = event.thread {
                         session.threadNames[tid] = Self.threadLabel(thread)
@@ -129,7 +127,7 @@ struct ExportTimeline {
 extension ExportTimeline.Session {
     /// A session known only by its id so far: no status, and an empty time range.
     static func empty(_ id: String) -> Self {
-        Self(id: id, status: "unknown", ordinal: 0, startUnixNanos: .max, endUnixNanos: .min)
+        Self(id: id, status: .unknown, ordinal: 0, startUnixNanos: .max, endUnixNanos: .min)
     }
 
     mutating func include(_ start: Int64, _ end: Int64) {

@@ -58,12 +58,16 @@ extension HTMLExport {
     }
 
     /// CSS class suffix of a session status; anything unexpected reads as `unknown`.
-    static func statusClass(_ status: String) -> String {
-        ["active", "terminated", "crashed"].contains(status) ? status : "unknown"
+    static func statusClass(_ status: PerformanceReport.Session.Status) -> String {
+        switch status {
+        case .active, .terminated, .crashed: status.rawValue
+        case .unknown, .other: "unknown"
+        }
     }
 
-    static func badge(_ status: String) -> String {
-        "<span class=\"badge status-\(statusClass(status))\">\(HTMLWriter.escape(HTMLWriter.clipped(status, 24)))</span>"
+    static func badge(_ status: PerformanceReport.Session.Status) -> String {
+        let text = HTMLWriter.escape(HTMLWriter.clipped(status.rawValue, 24))
+        return "<span class=\"badge status-\(statusClass(status))\">\(text)</span>"
     }
 
     static func sessionsSection(_ input: ExportInput, into page: inout HTMLWriter) {
@@ -75,7 +79,7 @@ extension HTMLExport {
         var recorded: [String: Int] = [:]
         for interval in input.intervals { recorded[interval.session, default: 0] += 1 }
         var hangs: [String: Int] = [:]
-        for event in input.events where event.kind == "hang" { hangs[event.session, default: 0] += 1 }
+        for event in input.events where event.kind == .hang { hangs[event.session, default: 0] += 1 }
         let rows = input.sessions.prefix(maximumRows).map { session -> [Cell] in
             let lasted = session.startedAtUnixNanos.flatMap { start in
                 session.endedAtUnixNanos.map { duration(nanos: HTMLTimelineLayout.add($0, -start)) }
@@ -101,7 +105,7 @@ extension HTMLExport {
                 .number(duration(ms: span.p95Ms)), .number(duration(ms: span.p99Ms)),
                 .number(duration(ms: span.maxMs)), .number(span.budgetMs.map { duration(ms: $0) } ?? "–"),
                 .number(count(span.overBudget), alarm: span.overBudget > 0),
-                .text(span.source == "ledger" ? "slow calls only" : "every call"),
+                .text(span.source == .ledger ? "slow calls only" : "every call"),
             ]
         }
         table(
@@ -112,12 +116,12 @@ extension HTMLExport {
     /// Ledger events that have a duration, longest first (ties: earliest, then name).
     static func slowestEvents(_ input: ExportInput) -> [ExportInput.Event] {
         let timed = input.events.filter {
-            ["span", "hang", "hitch", "overdue"].contains($0.kind) && $0.durationMs != nil
+            [.span, .hang, .hitch, .overdue].contains($0.kind) && $0.durationMs != nil
         }
         return timed.sorted {
             let left = ($0.durationMs ?? 0, -$0.timeUnixNanos)
             let right = ($1.durationMs ?? 0, -$1.timeUnixNanos)
-            return left != right ? left > right : ($0.name, $0.kind) < ($1.name, $1.kind)
+            return left != right ? left > right : ($0.name, $0.kind.rawValue) < ($1.name, $1.kind.rawValue)
         }
     }
 
@@ -130,13 +134,13 @@ extension HTMLExport {
         }
         let rows = events.prefix(slowestEventCount).map { event -> [Cell] in
             let over = event.durationMs.flatMap { ms in event.budgetMs.map { ms > $0 } } ?? false
-            let exit = event.kind == "hang" ? (event.fatal ? "fatal" : "–") : (event.exit ?? "–")
+            let exit = event.kind == .hang ? (event.fatal ? "fatal" : "–") : (event.exit?.rawValue ?? "–")
             var kind =
-                "<span class=\"kind kind-\(["span", "hang", "hitch"].contains(event.kind) ? event.kind : "other")\">"
-            kind += HTMLWriter.escape(event.kind) + "</span>"
+                "<span class=\"kind kind-\([.span, .hang, .hitch].contains(event.kind) ? event.kind.rawValue : "other")\">"
+            kind += HTMLWriter.escape(event.kind.rawValue) + "</span>"
             return [
                 .markup(kind), .text(event.name),
-                .number(duration(ms: event.durationMs ?? 0), alarm: over || event.kind == "hang"),
+                .number(duration(ms: event.durationMs ?? 0), alarm: over || event.kind == .hang),
                 .number(event.budgetMs.map { duration(ms: $0) } ?? "–"), .text(exit), .text(event.session),
                 .text(time(unixNanos: event.timeUnixNanos), nowrap: true), .text(event.site ?? event.culprit ?? "–"),
             ]

@@ -105,7 +105,7 @@ extension HTMLExport {
         page.raw("<text class=\"block-title\" x=\"0\" y=\"\(n(top + 17))\">")
         page.text("Session \(block.session)", limit: 48)
         page.raw("<tspan class=\"status-\(statusClass(block.status))\" dx=\"10\">")
-        page.text(block.status, limit: 24)
+        page.text(block.status.rawValue, limit: 24)
         page.raw("</tspan><tspan class=\"muted\" dx=\"10\">")
         page.text("\(time(unixNanos: block.windowStart)) · \(duration(nanos: windowNanos)) shown")
         page.raw("</tspan></text>")
@@ -144,14 +144,14 @@ extension HTMLExport {
             for hang in lane.hangs {
                 let left = x(HTMLTimelineLayout.start(hang))
                 let width = max(2, x(hang.timeUnixNanos) - left)
-                page.raw("<g class=\"\(hang.kind == "hang" ? "hang" : "hitch")\"><title>")
+                page.raw("<g class=\"\(hang.kind == .hang ? "hang" : "hitch")\"><title>")
                 page.text(hangTooltip(hang), limit: HTMLWriter.tooltipLimit)
                 page.raw(
                     "</title><rect class=\"wash\" x=\"\(n(left))\" y=\"\(n(laneTop))\" width=\"\(n(width))\" "
                         + "height=\"\(n(height))\"/><rect x=\"\(n(left))\" y=\"\(n(laneTop + height - 3))\" "
                         + "width=\"\(n(width))\" height=\"3\"/>")
                 // A hang wide enough to hold its name says what it is without a hover.
-                if hang.kind == "hang", width >= 90 {
+                if hang.kind == .hang, width >= 90 {
                     page.raw("<text class=\"hang-label\" x=\"\(n(left + 4))\" y=\"\(n(laneTop + 11))\">")
                     page.text("\(hang.fatal ? "fatal hang" : "hang") \(hang.durationMs.map(duration(ms:)) ?? "")")
                     page.raw("</text>")
@@ -190,7 +190,7 @@ extension HTMLExport {
     }
 
     static func spanClass(_ span: ExportInput.Interval) -> String {
-        if span.exit != "success" { return "span fail" }
+        if span.exit != .success { return "span fail" }
         if isOverBudget(span) { return "span over" }
         return "span"
     }
@@ -205,7 +205,7 @@ extension HTMLExport {
         if let budget = span.budgetMs {
             text += " (budget \(duration(ms: budget))\(isOverBudget(span) ? ", over" : ""))"
         }
-        if span.exit != "success" { text += " · \(span.exit)" }
+        if span.exit != .success { text += " · \(span.exit)" }
         return text + " · at \(time(unixNanos: span.startUnixNanos))"
     }
 

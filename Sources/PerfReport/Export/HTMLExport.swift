@@ -63,7 +63,7 @@ public enum HTMLExport {
             page.raw("</p>")
         }
         page.raw("</header><div class=\"stats\">")
-        let crashed = input.sessions.filter { $0.status == "crashed" }.count
+        let crashed = input.sessions.filter { $0.status == .crashed }.count
         let calls = input.spans.reduce(Int64(0)) { $0 &+ $1.count }
         let over = input.spans.reduce(Int64(0)) { $0 &+ $1.overBudget }
         var stats: [(String, String, Bool)] = [

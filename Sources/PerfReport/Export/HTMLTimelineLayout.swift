@@ -23,7 +23,7 @@ struct HTMLTimelineLayout {
     /// One session's part of the timeline, on its own time axis.
     struct Block {
         var session: String
-        var status: String
+        var status: PerformanceReport.Session.Status
         /// The drawn window, Unix nanoseconds.
         var windowStart: Int64, windowEnd: Int64
         /// Where the session's recorded spans start, before the window cut.
@@ -68,7 +68,7 @@ struct HTMLTimelineLayout {
             // A hang or note after the newest recorded span (a queue blocked after the work it
             // measured) still belongs on the timeline: the window reaches its end.
             let marks = input.events.filter {
-                $0.session == session && ["hang", "hitch", "note"].contains($0.kind) && $0.timeUnixNanos >= start
+                $0.session == session && [.hang, .hitch, .note].contains($0.kind) && $0.timeUnixNanos >= start
             }
             let end = max(spans.map(Self.end).max() ?? start, marks.map(\.timeUnixNanos).max() ?? start)
             let windowStart = max(start, Self.add(end, -Self.maximumWindowNanos))
@@ -93,7 +93,7 @@ struct HTMLTimelineLayout {
                 $0.session == entry.session && $0.timeUnixNanos >= entry.start && Self.start($0) <= entry.end
             }
             return Self.block(
-                session: entry.session, status: statuses[entry.session] ?? "unknown",
+                session: entry.session, status: statuses[entry.session] ?? .unknown,
                 window: (entry.start, entry.end), spans: drawn, events: events, older: entry.older,
                 recordedStart: bySession[entry.session]?.first?.startUnixNanos ?? entry.start,
                 name: { names[entry.session + "\u{0}" + String($0)] })
@@ -101,7 +101,8 @@ struct HTMLTimelineLayout {
     }
 
     private static func block(
-        session: String, status: String, window: (Int64, Int64), spans: [ExportInput.Interval],
+        session: String, status: PerformanceReport.Session.Status, window: (Int64, Int64),
+        spans: [ExportInput.Interval],
         events: [ExportInput.Event], older: Int, recordedStart: Int64, name: (Int64) -> String?
     ) -> Block {
         var byThread: [Int64: [ExportInput.Interval]] = [:]
@@ -110,7 +111,7 @@ struct HTMLTimelineLayout {
         byThread = byThread.mapValues {
             $0.sorted { ($0.startUnixNanos, -$0.durationNanos) < ($1.startUnixNanos, -$1.durationNanos) }
         }
-        let hangs = events.filter { $0.kind == "hang" || $0.kind == "hitch" }
+        let hangs = events.filter { $0.kind == .hang || $0.kind == .hitch }
         var hangsByThread: [Int64?: [ExportInput.Event]] = [:]
         for hang in hangs { hangsByThread[hang.threadID, default: []].append(hang) }
 
@@ -136,7 +137,7 @@ struct HTMLTimelineLayout {
         }
         return Block(
             session: session, status: status, windowStart: window.0, windowEnd: window.1,
-            recordedStart: recordedStart, lanes: lanes, notes: events.filter { $0.kind == "note" },
+            recordedStart: recordedStart, lanes: lanes, notes: events.filter { $0.kind == .note },
             olderThanWindow: older, hiddenLanes: hidden.count,
             spansOnHiddenLanes: hidden.reduce(0) { $0 + (byThread[$1]?.count ?? 0) })
     }

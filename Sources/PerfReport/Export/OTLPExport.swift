@@ -44,7 +44,7 @@ public enum OTLPExport {
             OTLPAttribute.string("service.instance.id", session.id),
             OTLPAttribute.string("perf.app.build", input.app.build),
             OTLPAttribute.string("perf.session.id", session.id),
-            OTLPAttribute.string("perf.session.status", session.status),
+            OTLPAttribute.string("perf.session.status", session.status.rawValue),
             OTLPAttribute.string("os.type", "linux"),
             OTLPAttribute.string("process.runtime.name", "swift"),
         ]
@@ -68,7 +68,7 @@ public enum OTLPExport {
             "scopeSpans": .array([
                 .object([
                     "scope": .object([
-                        "name": .string("perf"), "version": .string(String(Perf.ReportBuilder.schemaVersion)),
+                        "name": .string("perf"), "version": .string(String(PerformanceReport.schemaVersion)),
                     ]),
                     "spans": .array(spans),
                 ])
@@ -77,13 +77,13 @@ public enum OTLPExport {
     }
 
     static func rootSpan(_ session: ExportTimeline.Session, traceID: String, spanID: String) -> ReportJSON {
-        let crashed = session.status == "crashed"
+        let crashed = session.status == .crashed
         var status: [String: ReportJSON] = ["code": .int(crashed ? statusError : statusOK)]
         if crashed { status["message"] = .string("the session crashed") }
         let events = (session.hangs + session.instants)
             .sorted { lhs, rhs in
-                (OTLPChildSpan.eventTime(lhs), lhs.kind, lhs.name) < (
-                    OTLPChildSpan.eventTime(rhs), rhs.kind, rhs.name
+                (OTLPChildSpan.eventTime(lhs), lhs.kind.rawValue, lhs.name) < (
+                    OTLPChildSpan.eventTime(rhs), rhs.kind.rawValue, rhs.name
                 )
             }
             .map(OTLPChildSpan.event)
@@ -93,7 +93,7 @@ public enum OTLPExport {
             "endTimeUnixNano": .string(String(session.endUnixNanos)),
             "attributes": .array([
                 OTLPAttribute.string("perf.session.id", session.id),
-                OTLPAttribute.string("perf.session.status", session.status),
+                OTLPAttribute.string("perf.session.status", session.status.rawValue),
                 OTLPAttribute.int("perf.flight_recorder.spans", Int64(session.intervals.count)),
             ]),
             "events": .array(events), "status": .object(status),

@@ -7,7 +7,7 @@ struct OTLPChildSpan {
     var name: String
     var startUnixNanos: Int64
     var durationNanos: Int64
-    var exit: String?
+    var exit: PerformanceReport.Exit?
     var attributes: [ReportJSON]
 
     /// Every child span of `session`, by start, the longer first among equal starts.
@@ -16,7 +16,7 @@ struct OTLPChildSpan {
         for interval in session.intervals {
             var attributes = [
                 OTLPAttribute.string("perf.source", "flight-recorder"),
-                OTLPAttribute.string("perf.exit", interval.exit),
+                OTLPAttribute.string("perf.exit", interval.exit.rawValue),
                 OTLPAttribute.int("thread.id", interval.threadID),
                 OTLPAttribute.string("thread.name", session.threadName(interval.threadID)),
                 OTLPAttribute.bool(
@@ -36,7 +36,7 @@ struct OTLPChildSpan {
                 OTLPAttribute.bool(
                     "perf.over_budget", ExportTimeline.isOverBudget(durationNanos: duration, budgetMs: event.budgetMs)),
             ]
-            if let exit = event.exit { attributes.append(OTLPAttribute.string("perf.exit", exit)) }
+            if let exit = event.exit { attributes.append(OTLPAttribute.string("perf.exit", exit.rawValue)) }
             if let budget = event.budgetMs { attributes.append(OTLPAttribute.double("perf.budget_ms", budget)) }
             if let detail = event.detail { attributes.append(OTLPAttribute.string("perf.detail", detail)) }
             if let count = event.count { attributes.append(OTLPAttribute.int("perf.count", count)) }
@@ -64,7 +64,7 @@ struct OTLPChildSpan {
 
     func json(traceID: String, spanID: String, parentID: String) -> ReportJSON {
         var status: [String: ReportJSON] = ["code": .int(OTLPExport.statusOK)]
-        if let exit, ExportTimeline.errorExits.contains(exit) {
+        if let exit, exit.isError {
             status = ["code": .int(OTLPExport.statusError), "message": .string("the span ended as \(exit)")]
         }
         return .object([
@@ -79,15 +79,17 @@ struct OTLPChildSpan {
     /// When an event happened: a hang or hitch when it began (its duration is an attribute), a
     /// note or an overdue span when it was written.
     static func eventTime(_ event: ExportTimeline.Event) -> Int64 {
-        event.kind == "hang" || event.kind == "hitch" ? event.startUnixNanos : event.timeUnixNanos
+        event.kind == .hang || event.kind == .hitch ? event.startUnixNanos : event.timeUnixNanos
     }
 
     /// A hang, hitch, note or overdue span as a span event of the root.
     static func event(_ event: ExportTimeline.Event) -> ReportJSON {
-        var attributes = [OTLPAttribute.string("perf.kind", event.kind), OTLPAttribute.string("perf.name", event.name)]
+        var attributes = [
+            OTLPAttribute.string("perf.kind", event.kind.rawValue), OTLPAttribute.string("perf.name", event.name),
+        ]
         let name: String
         switch event.kind {
-        case "hang", "hitch":
+        case .hang, .hitch:
             name = "\(event.kind) \(event.name)"
             attributes.append(OTLPAttribute.bool("perf.hang.fatal", event.fatal))
             let bounds = [
@@ -101,7 +103,7 @@ struct OTLPChildSpan {
             if let thread = event.thread {
                 attributes.append(OTLPAttribute.string("thread.name", ExportTimeline.threadLabel(thread)))
             }
-        case "overdue":
+        case .overdue:
             name = "overdue \(event.name)"
             if let open = event.durationMs { attributes.append(OTLPAttribute.double("perf.open_ms", open)) }
             if let budget = event.budgetMs { attributes.append(OTLPAttribute.double("perf.budget_ms", budget)) }

@@ -33,7 +33,7 @@ public enum PrometheusExport {
     ].map { ($0, Double($0)!) }
 
     /// Session statuses always exported (0 when none), so the series exist before the first crash.
-    static let statuses = ["active", "crashed", "terminated"]
+    static let statuses = [PerformanceReport.Session.Status.active, .crashed, .terminated].map(\.rawValue)
 
     /// The exposition's bytes.
     public static func render(_ input: ExportInput) -> [UInt8] {
@@ -71,7 +71,7 @@ public enum PrometheusExport {
 
     static func sessionFamilies(_ input: ExportInput, app: PrometheusText.Label, into text: inout PrometheusText) {
         var counts = Dictionary(uniqueKeysWithValues: statuses.map { ($0, UInt64(0)) })
-        for session in input.sessions { counts[session.status, default: 0] += 1 }
+        for session in input.sessions { counts[session.status.rawValue, default: 0] += 1 }
         text.family("perf_sessions", type: "gauge", help: "Sessions (process runs) in the report, by status.") {
             family in
             for (status, count) in counts.sorted(by: { $0.key < $1.key }) {
@@ -85,7 +85,7 @@ public enum PrometheusExport {
             "perf_span_duration_seconds", type: "histogram",
             help: "Span durations from Perf's latency histograms (every call, not only slow ones)."
         ) { family in
-            for span in input.spans where span.source == "histogram" {
+            for span in input.spans where span.source == .histogram {
                 guard let histogram = span.histogram else { continue }
                 family.histogram([app, ("span", span.name)], histogram)
             }

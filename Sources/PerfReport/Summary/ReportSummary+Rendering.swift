@@ -15,14 +15,14 @@ extension ReportSummary {
         } else {
             lines.append(row(["NAME", "COUNT", "P50 ms", "P95 ms", "P99 ms", "MAX ms", "BUDGET ms", "OVER"]))
             for span in spans {
-                let name = span.source == "ledger" ? span.name + " *" : span.name
+                let name = span.source == .ledger ? span.name + " *" : span.name
                 lines.append(
                     row([
                         name, "\(span.count)", format(span.p50Ms), format(span.p95Ms), format(span.p99Ms),
                         format(span.maxMs), span.budgetMs.map(format) ?? "-", "\(span.overBudget)",
                     ]))
             }
-            if spans.contains(where: { $0.source == "ledger" }) {
+            if spans.contains(where: { $0.source == .ledger }) {
                 lines.append("  * from ledger lines only (slow calls); no histogram snapshot held this span")
             }
         }
@@ -38,7 +38,7 @@ extension ReportSummary {
             }
         }
         lines.append("")
-        let counts = ["active", "terminated", "crashed"].map { status in
+        let counts = [PerformanceReport.Session.Status.active, .terminated, .crashed].map { status in
             "\(sessions.filter { $0.status == status }.count) \(status)"
         }
         lines.append("SESSIONS: \(sessions.count) (\(counts.joined(separator: ", ")))")
@@ -46,7 +46,7 @@ extension ReportSummary {
             lines.append("  " + pad("ID", 20) + pad("STATUS", 12) + pad("STARTED", 26) + "ENDED")
             for session in sessions {
                 lines.append(
-                    "  " + pad(session.id, 20) + pad(session.status, 12) + pad(session.startedAt ?? "-", 26)
+                    "  " + pad(session.id, 20) + pad(session.status.rawValue, 12) + pad(session.startedAt ?? "-", 26)
                         + (session.endedAt ?? "-"))
             }
         }
@@ -64,7 +64,7 @@ extension ReportSummary {
                         "name": .string(span.name), "count": .int(span.count), "p50Ms": .double(span.p50Ms),
                         "p95Ms": .double(span.p95Ms), "p99Ms": .double(span.p99Ms), "maxMs": .double(span.maxMs),
                         "budgetMs": span.budgetMs.map(ReportJSON.double) ?? .null,
-                        "overBudget": .int(span.overBudget), "source": .string(span.source),
+                        "overBudget": .int(span.overBudget), "source": .string(span.source.rawValue),
                     ])
                 }),
             "hangs": .object([
@@ -78,8 +78,8 @@ extension ReportSummary {
             "sessions": .array(
                 sessions.map {
                     .object([
-                        "id": .string($0.id), "status": .string($0.status), "startedAt": .optional($0.startedAt),
-                        "endedAt": .optional($0.endedAt),
+                        "id": .string($0.id), "status": .string($0.status.rawValue),
+                        "startedAt": .optional($0.startedAt), "endedAt": .optional($0.endedAt),
                     ])
                 }),
         ])

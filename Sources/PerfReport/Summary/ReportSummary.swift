@@ -23,25 +23,18 @@ public struct ReportSummary: Sendable, Equatable {
         /// Ledger lines over budget.
         public var overBudget: Int64
         /// `histogram` (all calls) or `ledger` (only the recorded, slow ones).
-        public var source: String
+        public var source: PerformanceReport.Span.Source
     }
 
     /// One culprit row.
-    public struct Culprit: Sendable, Equatable {
-        /// The frame blamed.
-        public var culprit: String
-        /// Hangs blamed on it.
-        public var count: Int64
-        /// The longest of them, in milliseconds.
-        public var maxMs: Double
-    }
+    public typealias Culprit = PerformanceReport.Culprit
 
     /// One session row.
     public struct Session: Sendable, Equatable {
         /// The session id.
         public var id: String
         /// `active`, `terminated` or `crashed`.
-        public var status: String
+        public var status: PerformanceReport.Session.Status
         /// Start and end, ISO-8601, when known.
         public var startedAt: String?, endedAt: String?
     }
@@ -66,55 +59,39 @@ public struct ReportSummary: Sendable, Equatable {
     /// Reads and validates the report at `url`.
     ///
     /// - Throws: ``ReportError`` naming the file: unreadable, not JSON, not a report, a newer
-    ///   schema major version.
+    ///   schema major version, a value of the wrong type.
     public init(contentsOf url: URL) throws(Perf.ReportError) {
-        let bytes = try ReportFile.read(url.path, limit: 64 << 20).get()
-        try self.init(bytes: bytes, path: url.path)
+        self.init(report: try PerformanceReport(contentsOf: url), path: url.path)
     }
 
-    /// Reads and validates report bytes; `path` is used in messages.
+    /// Reads and validates report bytes (strictly: see ``PerformanceReport/Reading``); `path`
+    /// is used in messages.
     public init(bytes: [UInt8], path: String) throws(Perf.ReportError) {
-        let object = try ReportDocument.validate(bytes: bytes, path: path)
-        self.path = path
-        let app = object["app"] as? [String: Any]
-        let name = app?["name"] as? String ?? "unknown app"
-        let version = app?["version"] as? String
-        let build = app?["build"] as? String
-        self.app = name + (version.map { " " + $0 } ?? "") + (build.map { " (build \($0))" } ?? "")
-        generatedAt = object["generatedAt"] as? String ?? "unknown"
-        let spanObjects = object["spans"] as? [String: Any] ?? [:]
-        spans = spanObjects.compactMap { name, value -> Span? in
-            guard let span = value as? [String: Any] else { return nil }
-            return Span(
-                name: name, count: ReportDocument.int(span["count"]), p50Ms: ReportDocument.double(span["p50Ms"]),
-                p95Ms: ReportDocument.double(span["p95Ms"]), p99Ms: ReportDocument.double(span["p99Ms"]),
-                maxMs: ReportDocument.double(span["max"]),
-                budgetMs: span["budgetMs"].flatMap(ReportDocument.number),
-                overBudget: ReportDocument.int(span["overBudget"]), source: span["source"] as? String ?? "histogram"
-            )
-        }.sorted { $0.p95Ms != $1.p95Ms ? $0.p95Ms > $1.p95Ms : $0.name < $1.name }
-        let hangs = object["hangs"] as? [String: Any] ?? [:]
-        hangCount = ReportDocument.int(hangs["count"])
-        fatalHangs = ReportDocument.int(hangs["fatal"])
-        suppressedHangs = ReportDocument.int(hangs["suppressed"])
-        hangMaxMs = ReportDocument.double(hangs["maxMs"])
-        culprits = ReportDocument.culprits(hangs["culprits"])
-        sessions = (object["sessions"] as? [Any] ?? []).compactMap { value -> Session? in
-            guard let entry = value as? [String: Any], let id = entry["id"] as? String else { return nil }
-            return Session(
-                id: id, status: entry["status"] as? String ?? "unknown", startedAt: entry["startedAt"] as? String,
-                endedAt: entry["endedAt"] as? String)
-        }
-        truncated = !(object["truncated"] is NSNull) && object["truncated"] != nil
+        self.init(report: try PerformanceReport(bytes: bytes, path: path), path: path)
     }
-}
 
-extension ReportDocument {
-    /// The `hangs.culprits` rows; an entry without a culprit string is skipped.
-    static func culprits(_ value: Any?) -> [ReportSummary.Culprit] {
-        (value as? [Any] ?? []).compactMap { value in
-            guard let entry = value as? [String: Any], let culprit = entry["culprit"] as? String else { return nil }
-            return ReportSummary.Culprit(culprit: culprit, count: int(entry["count"]), maxMs: double(entry["maxMs"]))
+    /// The summary of a report already read.
+    public init(report: PerformanceReport, path: String) {
+        self.path = path
+        let app = report.app
+        self.app =
+            (app?.name ?? "unknown app") + (app?.version.map { " " + $0 } ?? "")
+            + (app?.build.map { " (build \($0))" } ?? "")
+        generatedAt = report.generatedAt?.description ?? "unknown"
+        spans = report.spans.map { name, span in
+            Span(
+                name: name, count: span.count, p50Ms: span.p50Ms, p95Ms: span.p95Ms, p99Ms: span.p99Ms,
+                maxMs: span.maxMs, budgetMs: span.budgetMs, overBudget: span.overBudget, source: span.source)
+        }.sorted { $0.p95Ms != $1.p95Ms ? $0.p95Ms > $1.p95Ms : $0.name < $1.name }
+        hangCount = report.hangs.count
+        fatalHangs = report.hangs.fatal
+        suppressedHangs = report.hangs.suppressed
+        hangMaxMs = report.hangs.maxMs
+        culprits = report.hangs.culprits
+        sessions = report.sessions.map {
+            Session(
+                id: $0.id, status: $0.status, startedAt: $0.startedAt?.description, endedAt: $0.endedAt?.description)
         }
+        truncated = report.truncated != nil
     }
 }

@@ -1,0 +1,252 @@
+// The report's closed-looking strings (session status, span source, exit, ledger kind) as enums
+// that stay open: a value this build does not know reads as `other`, so a newer writer's values
+// never make an older reader fail; and its ISO-8601 times as one value type.
+import PerfCore
+
+/// A string from a set that a newer writer may extend. Known values are cases; any other is kept
+/// (`other`), so decoding never fails on the value, and it is written back unchanged. A literal
+/// reads as its case, as with ``Perf/LedgerEvent/Kind`` (`status == "crashed"`).
+public protocol ReportEnumeration: RawRepresentable, Codable, Hashable, Sendable, CustomStringConvertible,
+    ExpressibleByStringLiteral
+where RawValue == String {
+    /// The case for `rawValue`: a known one, else `other(rawValue)`.
+    init(rawValue: String)
+}
+
+extension ReportEnumeration {
+    /// Reads the string.
+    public init(from decoder: any Decoder) throws {
+        self.init(rawValue: try decoder.singleValueContainer().decode(String.self))
+    }
+
+    /// Writes the string.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+
+    /// The case a literal names.
+    public init(stringLiteral value: String) { self.init(rawValue: value) }
+
+    /// The string as written.
+    public var description: String { rawValue }
+
+    /// Equal when written the same (`other("crashed")` is `crashed`).
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.rawValue == rhs.rawValue }
+
+    /// Hashes the string.
+    public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
+}
+
+extension PerformanceReport {
+    /// How a span ended, in the flight recorder's intervals and on ledger lines.
+    public enum Exit: ReportEnumeration {
+        /// The work completed.
+        case success
+        /// The work threw.
+        case failure
+        /// The work was cancelled.
+        case cancelled
+        /// A keyed span was begun again under its key before it ended.
+        case superseded
+        /// The expiry watchdog closed it past its lifetime budget.
+        case expired
+        /// The process died with the span open.
+        case orphaned
+        /// An exit this build does not know.
+        case other(String)
+
+        /// The case for a written exit.
+        public init(rawValue: String) {
+            switch rawValue {
+            case "success": self = .success
+            case "failure": self = .failure
+            case "cancelled": self = .cancelled
+            case "superseded": self = .superseded
+            case "expired": self = .expired
+            case "orphaned": self = .orphaned
+            default: self = .other(rawValue)
+            }
+        }
+
+        /// The exit a span of this process ended with.
+        public init(_ exit: SpanExit) { self.init(rawValue: exit.rawValue) }
+
+        /// The string written.
+        public var rawValue: String {
+            switch self {
+            case .success: "success"
+            case .failure: "failure"
+            case .cancelled: "cancelled"
+            case .superseded: "superseded"
+            case .expired: "expired"
+            case .orphaned: "orphaned"
+            case .other(let value): value
+            }
+        }
+
+        /// Whether the work did not complete as intended: `failure`, `expired`, `orphaned`.
+        public var isError: Bool { self == .failure || self == .expired || self == .orphaned }
+    }
+
+    /// An ISO-8601 UTC time with milliseconds, as every report time is written
+    /// (`2026-12-02T13:00:00.123Z`).
+    public struct Timestamp: Codable, Hashable, Comparable, Sendable, CustomStringConvertible {
+        /// Milliseconds since the Unix epoch.
+        public var unixMs: Int64
+
+        /// The time `unixMs` milliseconds after the Unix epoch.
+        public init(unixMs: Int64) { self.unixMs = unixMs }
+
+        /// Parses the written form (0 to 9 fraction digits); `nil` for anything else.
+        public init?(_ text: String) {
+            guard let ms = LedgerTimestamp.parseISO8601(text) else { return nil }
+            unixMs = ms
+        }
+
+        /// The written form.
+        public var description: String { LedgerTimestamp.string(ms: unixMs) }
+
+        /// Reads the string; one that is not an ISO-8601 UTC time is data corruption.
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            guard let parsed = Timestamp(try container.decode(String.self)) else {
+                throw DecodingError.dataCorruptedError(
+                    in: container, debugDescription: "expected an ISO-8601 UTC time such as 2026-12-02T13:00:00.000Z")
+            }
+            self = parsed
+        }
+
+        /// Writes the string.
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            try container.encode(description)
+        }
+
+        /// Earlier first.
+        public static func < (lhs: Self, rhs: Self) -> Bool { lhs.unixMs < rhs.unixMs }
+    }
+}
+
+extension PerformanceReport.Session {
+    /// What became of a session.
+    public enum Status: ReportEnumeration {
+        /// Started and neither ended nor crashed (still running, or ended without a line).
+        case active
+        /// Ended normally.
+        case terminated
+        /// Died; crash recovery wrote a `crashed` line.
+        case crashed
+        /// The report does not say.
+        case unknown
+        /// A status this build does not know.
+        case other(String)
+
+        /// The case for a written status.
+        public init(rawValue: String) {
+            switch rawValue {
+            case "active": self = .active
+            case "terminated": self = .terminated
+            case "crashed": self = .crashed
+            case "unknown": self = .unknown
+            default: self = .other(rawValue)
+            }
+        }
+
+        /// The string written.
+        public var rawValue: String {
+            switch self {
+            case .active: "active"
+            case .terminated: "terminated"
+            case .crashed: "crashed"
+            case .unknown: "unknown"
+            case .other(let value): value
+            }
+        }
+    }
+}
+
+extension PerformanceReport.Span {
+    /// Where a span's statistics come from.
+    public enum Source: ReportEnumeration {
+        /// A snapshot's histogram: every call.
+        case histogram
+        /// Ledger lines only: the calls over budget and those recorded every time, so the
+        /// percentiles describe the slow tail, not the whole distribution.
+        case ledger
+        /// A source this build does not know.
+        case other(String)
+
+        /// The case for a written source.
+        public init(rawValue: String) {
+            switch rawValue {
+            case "histogram": self = .histogram
+            case "ledger": self = .ledger
+            default: self = .other(rawValue)
+            }
+        }
+
+        /// The string written.
+        public var rawValue: String {
+            switch self {
+            case .histogram: "histogram"
+            case .ledger: "ledger"
+            case .other(let value): value
+            }
+        }
+    }
+}
+
+extension PerformanceReport.Event {
+    /// What a ledger line records.
+    public enum Kind: ReportEnumeration {
+        /// A span over its budget, or one recorded every time.
+        case span
+        /// A span still open past its budget.
+        case overdue
+        /// A hang of a monitored thread or queue.
+        case hang
+        /// A stall shorter than a hang.
+        case hitch
+        /// A noteworthy event.
+        case note
+        /// A session's start, end or crash.
+        case session
+        /// A diagnostic payload was written.
+        case diagnostic
+        /// Lines the writer could not write.
+        case dropped
+        /// A kind this build does not know.
+        case other(String)
+
+        /// The case for a written kind.
+        public init(rawValue: String) {
+            switch rawValue {
+            case "span": self = .span
+            case "overdue": self = .overdue
+            case "hang": self = .hang
+            case "hitch": self = .hitch
+            case "note": self = .note
+            case "session": self = .session
+            case "diagnostic": self = .diagnostic
+            case "dropped": self = .dropped
+            default: self = .other(rawValue)
+            }
+        }
+
+        /// The string written.
+        public var rawValue: String {
+            switch self {
+            case .span: "span"
+            case .overdue: "overdue"
+            case .hang: "hang"
+            case .hitch: "hitch"
+            case .note: "note"
+            case .session: "session"
+            case .diagnostic: "diagnostic"
+            case .dropped: "dropped"
+            case .other(let value): value
+            }
+        }
+    }
+}
