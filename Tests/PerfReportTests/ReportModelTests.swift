@@ -3,6 +3,7 @@
 // decoder agreeing with JSONDecoder.
 import Foundation
 import PerfCore
+import PerfTestSupport
 import Testing
 
 @testable import Perf

@@ -1,0 +1,360 @@
+// The report model's ledger section and the remaining parts: the ledger's lines, diagnostics,
+// intervals, input and truncation, and the Codable forms of LedgerValue and ProcessFigures.
+import Foundation
+import PerfCore
+
+extension PerformanceReport {
+    /// The ledger's newest lines and its counters.
+    public struct Ledger: Codable, Sendable, Equatable {
+        /// Lines, oldest first.
+        public var events: [Event]
+        /// Lines that were not ledger events.
+        public var malformedLines: Int64
+        /// A last line cut short by a crash (0 or 1 per file).
+        public var tornTail: Int64
+        /// Lines of kinds the builder did not know.
+        public var unknownKinds: Int64
+
+        /// Creates the ledger section.
+        public init(events: [Event] = [], malformedLines: Int64 = 0, tornTail: Int64 = 0, unknownKinds: Int64 = 0) {
+            self.events = events
+            self.malformedLines = malformedLines
+            self.tornTail = tornTail
+            self.unknownKinds = unknownKinds
+        }
+
+        enum CodingKeys: String, CodingKey { case events, malformedLines, tornTail, unknownKinds }
+
+        /// Reads the object; absent counters read as 0.
+        public init(from decoder: any Decoder) throws {
+            let context = decoder.reportContext
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            events = try container.list(.events, context)
+            malformedLines = try container.optional(.malformedLines, context) ?? 0
+            tornTail = try container.optional(.tornTail, context) ?? 0
+            unknownKinds = try container.optional(.unknownKinds, context) ?? 0
+        }
+    }
+
+    /// One ledger line (schema v1 of `perf-events.jsonl`), as the report carries it.
+    public struct Event: Codable, Sendable, Equatable {
+        /// The line's schema version (`v`).
+        public var version: Int?
+        /// When it happened (`ts`): the end of a span or hang.
+        public var timestamp: Timestamp
+        /// The session that wrote it.
+        public var session: String
+        /// What it records.
+        public var kind: Kind
+        /// The span, note or watchdog-target name.
+        public var name: String
+        /// Duration of a span, hang or hitch, in milliseconds.
+        public var durationMs: Double?
+        /// A span's budget, in milliseconds.
+        public var budgetMs: Double?
+        /// How a span ended.
+        public var exit: Exit?
+        /// The privacy-filtered detail.
+        public var detail: String?
+        /// The item count a span reported.
+        public var count: Int64?
+        /// The call site, `Module/File.swift:line`.
+        public var site: String?
+        /// A hang's bounds in milliseconds: ping sent → served, and last idle ping → served.
+        public var lowerMs: Double?, upperMs: Double?
+        /// The stall a hang was classified on, in milliseconds.
+        public var stallMs: Double?
+        /// Whether the process died in the hang.
+        public var fatal: Bool?
+        /// Why a hang was not blamed (`process stopped`, …).
+        public var suppressed: String?
+        /// The blocked thread, `name (tid N, state S)`.
+        public var thread: String?
+        /// The blocked thread's frames.
+        public var stack: [String]?
+        /// Frames present in every sample of the hang.
+        public var stuckFrames: [String]?
+        /// The frame the hang is blamed on.
+        public var culprit: String?
+        /// Keys outside the fixed schema (`app`, `version`, `pid` on session lines, `path` on
+        /// diagnostic lines, `reason` on spans, …), as the ledger keeps them.
+        public var extra: [String: Perf.LedgerValue]
+
+        /// Creates a line with the common keys; set the others afterwards.
+        public init(kind: Kind, name: String, session: String, timestamp: Timestamp) {
+            self.version = Perf.LedgerEvent.currentVersion
+            self.timestamp = timestamp
+            self.session = session
+            self.kind = kind
+            self.name = name
+            self.extra = [:]
+        }
+
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case version = "v", timestamp = "ts", session, kind, name, durationMs, budgetMs, exit, detail, count, site
+            case lowerMs, upperMs, stallMs, fatal, suppressed, thread, stack, stuckFrames, culprit
+        }
+
+        /// Reads the object; `ts`, `kind`, `name` and `session` are required.
+        public init(from decoder: any Decoder) throws {
+            let context = decoder.reportContext
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            timestamp = try container.required(.timestamp)
+            kind = try container.required(.kind)
+            name = try container.required(.name)
+            session = try container.required(.session)
+            version = try container.optional(.version, context)
+            durationMs = try container.optional(.durationMs, context)
+            budgetMs = try container.optional(.budgetMs, context)
+            exit = try container.optional(.exit, context)
+            detail = try container.optional(.detail, context)
+            count = try container.optional(.count, context)
+            site = try container.optional(.site, context)
+            lowerMs = try container.optional(.lowerMs, context)
+            upperMs = try container.optional(.upperMs, context)
+            stallMs = try container.optional(.stallMs, context)
+            fatal = try container.optional(.fatal, context)
+            suppressed = try container.optional(.suppressed, context)
+            thread = try container.optional(.thread, context)
+            stack = try container.optional(.stack, context)
+            stuckFrames = try container.optional(.stuckFrames, context)
+            culprit = try container.optional(.culprit, context)
+            extra = [:]
+            let open = try decoder.container(keyedBy: ReportKey.self)
+            for key in open.allKeys where CodingKeys(stringValue: key.stringValue) == nil {
+                // As the ledger reader does: a null or nested value is not kept.
+                if let value = try? open.decode(Perf.LedgerValue.self, forKey: key) { extra[key.stringValue] = value }
+            }
+        }
+
+        /// Writes the fixed keys that are set and the open ones beside them.
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encodeIfPresent(version, forKey: .version)
+            try container.encode(timestamp, forKey: .timestamp)
+            try container.encode(session, forKey: .session)
+            try container.encode(kind, forKey: .kind)
+            try container.encode(name, forKey: .name)
+            try container.encodeIfPresent(durationMs, forKey: .durationMs)
+            try container.encodeIfPresent(budgetMs, forKey: .budgetMs)
+            try container.encodeIfPresent(exit, forKey: .exit)
+            try container.encodeIfPresent(detail, forKey: .detail)
+            try container.encodeIfPresent(count, forKey: .count)
+            try container.encodeIfPresent(site, forKey: .site)
+            try container.encodeIfPresent(lowerMs, forKey: .lowerMs)
+            try container.encodeIfPresent(upperMs, forKey: .upperMs)
+            try container.encodeIfPresent(stallMs, forKey: .stallMs)
+            try container.encodeIfPresent(fatal, forKey: .fatal)
+            try container.encodeIfPresent(suppressed, forKey: .suppressed)
+            try container.encodeIfPresent(thread, forKey: .thread)
+            try container.encodeIfPresent(stack, forKey: .stack)
+            try container.encodeIfPresent(stuckFrames, forKey: .stuckFrames)
+            try container.encodeIfPresent(culprit, forKey: .culprit)
+            var open = encoder.container(keyedBy: ReportKey.self)
+            for (key, value) in extra where CodingKeys(stringValue: key) == nil {
+                try open.encode(value, forKey: ReportKey(key))
+            }
+        }
+    }
+
+    /// Where a diagnostic snapshot came from, and its process figures (its histograms are
+    /// merged into ``PerformanceReport/spans`` and ``PerformanceReport/hangs``).
+    public struct Diagnostic: Codable, Sendable, Equatable {
+        /// The payload, relative to the data directory (`perf-diagnostics/…json`).
+        public var file: String?
+        /// The session that took it.
+        public var session: String
+        /// When.
+        public var takenAt: Timestamp
+        /// Why: `on-demand`, `periodic` or `shutdown`.
+        public var reason: String?
+        /// The process figures.
+        public var process: Perf.ProcessFigures
+
+        /// Creates a diagnostics entry.
+        public init(
+            file: String? = nil, session: String, takenAt: Timestamp, reason: String? = nil,
+            process: Perf.ProcessFigures
+        ) {
+            self.file = file
+            self.session = session
+            self.takenAt = takenAt
+            self.reason = reason
+            self.process = process
+        }
+
+        enum CodingKeys: String, CodingKey { case file, session, takenAt, reason, process }
+
+        /// Reads the object; `session`, `takenAt` and `process` are required.
+        public init(from decoder: any Decoder) throws {
+            let context = decoder.reportContext
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            session = try container.required(.session)
+            takenAt = try container.required(.takenAt)
+            process = try container.required(.process)
+            file = try container.optional(.file, context)
+            reason = try container.optional(.reason, context)
+        }
+    }
+
+    /// One session's flight-recorder spans, from its newest snapshot.
+    public struct Intervals: Codable, Sendable, Equatable {
+        /// The session.
+        public var session: String
+        /// When the snapshot was taken.
+        public var takenAt: Timestamp?
+        /// What the ring held (its keys sit beside `session` and `takenAt` in the file).
+        public var flightRecorder: Perf.SpanIntervals
+
+        /// Creates a block.
+        public init(session: String, takenAt: Timestamp? = nil, flightRecorder: Perf.SpanIntervals) {
+            self.session = session
+            self.takenAt = takenAt
+            self.flightRecorder = flightRecorder
+        }
+
+        enum CodingKeys: String, CodingKey { case session, takenAt }
+
+        /// Reads the object; `session`, `epochUnixMs` and `spans` are required.
+        public init(from decoder: any Decoder) throws {
+            let context = decoder.reportContext
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            session = try container.required(.session)
+            takenAt = try container.optional(.takenAt, context)
+            flightRecorder = try Perf.SpanIntervals(from: decoder)
+        }
+
+        /// Writes one object: the session, the time and the ring's keys.
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(session, forKey: .session)
+            try container.encodeIfPresent(takenAt, forKey: .takenAt)
+            try flightRecorder.encode(to: encoder)
+        }
+    }
+
+    /// What the builder read.
+    public struct Input: Codable, Sendable, Equatable {
+        /// Valid ledger lines.
+        public var ledgerEvents: Int64
+        /// Diagnostic payload files.
+        public var diagnosticPayloads: Int64
+        /// Payload files that could not be read.
+        public var invalidPayloads: Int64
+
+        /// Creates the input counts.
+        public init(ledgerEvents: Int64 = 0, diagnosticPayloads: Int64 = 0, invalidPayloads: Int64 = 0) {
+            self.ledgerEvents = ledgerEvents
+            self.diagnosticPayloads = diagnosticPayloads
+            self.invalidPayloads = invalidPayloads
+        }
+
+        enum CodingKeys: String, CodingKey { case ledgerEvents, diagnosticPayloads, invalidPayloads }
+
+        /// Reads the object; absent counts read as 0.
+        public init(from decoder: any Decoder) throws {
+            let context = decoder.reportContext
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            ledgerEvents = try container.optional(.ledgerEvents, context) ?? 0
+            diagnosticPayloads = try container.optional(.diagnosticPayloads, context) ?? 0
+            invalidPayloads = try container.optional(.invalidPayloads, context) ?? 0
+        }
+    }
+
+    /// What the size cap left out.
+    public struct Truncated: Codable, Sendable, Equatable {
+        /// The cap, in bytes.
+        public var capBytes: Int64?
+        /// Entries left out, per section (absent when even the fixed sections did not fit).
+        public var sessionsOmitted: Int64?, spansOmitted: Int64?, ledgerEventsOmitted: Int64?
+        /// Entries left out, per section.
+        public var diagnosticsOmitted: Int64?, intervalsOmitted: Int64?
+        /// Why, in words.
+        public var reason: String?
+
+        /// Creates the truncation note.
+        public init(
+            capBytes: Int64? = nil, sessionsOmitted: Int64? = nil, spansOmitted: Int64? = nil,
+            ledgerEventsOmitted: Int64? = nil, diagnosticsOmitted: Int64? = nil, intervalsOmitted: Int64? = nil,
+            reason: String? = nil
+        ) {
+            self.capBytes = capBytes
+            self.sessionsOmitted = sessionsOmitted
+            self.spansOmitted = spansOmitted
+            self.ledgerEventsOmitted = ledgerEventsOmitted
+            self.diagnosticsOmitted = diagnosticsOmitted
+            self.intervalsOmitted = intervalsOmitted
+            self.reason = reason
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case capBytes, sessionsOmitted, spansOmitted, ledgerEventsOmitted, diagnosticsOmitted, intervalsOmitted
+            case reason
+        }
+
+        /// Reads the object.
+        public init(from decoder: any Decoder) throws {
+            let context = decoder.reportContext
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            capBytes = try container.optional(.capBytes, context)
+            sessionsOmitted = try container.optional(.sessionsOmitted, context)
+            spansOmitted = try container.optional(.spansOmitted, context)
+            ledgerEventsOmitted = try container.optional(.ledgerEventsOmitted, context)
+            diagnosticsOmitted = try container.optional(.diagnosticsOmitted, context)
+            intervalsOmitted = try container.optional(.intervalsOmitted, context)
+            reason = try container.optional(.reason, context)
+        }
+    }
+}
+
+extension Perf.LedgerValue: Codable {
+    /// Reads a string, an integer, a number, `true`/`false` or an array of strings.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let flag = try? container.decode(Bool.self) {
+            self = .bool(flag)
+        } else if let integer = try? container.decode(Int64.self) {
+            self = .int(integer)
+        } else if let number = try? container.decode(Double.self) {
+            self = .double(number)
+        } else if let string = try? container.decode(String.self) {
+            self = .string(string)
+        } else if let strings = try? container.decode([String].self) {
+            self = .strings(strings)
+        } else {
+            throw DecodingError.typeMismatch(
+                Perf.LedgerValue.self,
+                .init(codingPath: decoder.codingPath, debugDescription: "not a string, number, boolean or strings"))
+        }
+    }
+
+    /// Writes the value.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .string(let value): try container.encode(value)
+        case .int(let value): try container.encode(value)
+        case .double(let value): try container.encode(value)
+        case .bool(let value): try container.encode(value)
+        case .strings(let value): try container.encode(value)
+        }
+    }
+}
+
+extension Perf.ProcessFigures: Encodable {
+    /// Writes the figures that are set (and `pressureTotalUs` when it has any).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(rssBytes, forKey: .rssBytes)
+        try container.encodeIfPresent(peakRssBytes, forKey: .peakRssBytes)
+        try container.encodeIfPresent(cpuUserMs, forKey: .cpuUserMs)
+        try container.encodeIfPresent(cpuSystemMs, forKey: .cpuSystemMs)
+        try container.encodeIfPresent(voluntaryContextSwitches, forKey: .voluntaryContextSwitches)
+        try container.encodeIfPresent(involuntaryContextSwitches, forKey: .involuntaryContextSwitches)
+        try container.encodeIfPresent(minorFaults, forKey: .minorFaults)
+        try container.encodeIfPresent(majorFaults, forKey: .majorFaults)
+        try container.encodeIfPresent(threads, forKey: .threads)
+        try container.encodeIfPresent(openFds, forKey: .openFds)
+        if !pressureTotalUs.isEmpty { try container.encode(pressureTotalUs, forKey: .pressureTotalUs) }
+    }
+}
