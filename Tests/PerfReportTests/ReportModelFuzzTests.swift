@@ -133,12 +133,32 @@ import Testing
             let bytes = ReportFuzzTests.mutate(payload, using: &random)
             let (json, lazy) = ReportModelTests.bothDecoders(bytes)
             if let json {
+                // JSONDecoder leaves a string escape unchecked where no one reads the string (a
+                // key it matches, say); the lazy decoder rejects any escape RFC 8259 does not
+                // allow. That is the one way the two may differ.
+                if case .failure = lazy, Self.hasInvalidEscape(bytes) { continue }
                 #expect((try? lazy.get()) == json, "seed \(seed): \(lazy)")
                 agreed += 1
             }
             // The public entry: a snapshot or a ReportError, never a trap.
-            _ = try? Perf.DiagnosticSnapshot(jsonBytes: bytes)
+            _ = try? DiagnosticSnapshot(jsonBytes: bytes)
         }
         #expect(agreed > 0, "seed \(seed)")
+    }
+
+    /// Whether `bytes` hold a backslash followed by anything but `"`, `\`, `/`, `b`, `f`, `n`,
+    /// `r`, `t` or `u`: an escape no JSON string may contain.
+    static func hasInvalidEscape(_ bytes: [UInt8]) -> Bool {
+        let allowed = Set("\"\\/bfnrtu".utf8)
+        var index = 0
+        while index < bytes.count {
+            if bytes[index] == UInt8(ascii: "\\") {
+                guard index + 1 < bytes.count, allowed.contains(bytes[index + 1]) else { return true }
+                index += 2
+            } else {
+                index += 1
+            }
+        }
+        return false
     }
 }
