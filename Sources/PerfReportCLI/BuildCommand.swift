@@ -27,9 +27,9 @@ enum BuildCommand {
             }
             cap = value
         }
-        let output = parsed.value("output") ?? Perf.ReportBuilder.fileName
+        let output = parsed.value("output") ?? ReportBuilder.fileName
         do {
-            let builder = Perf.ReportBuilder(directory: URL(fileURLWithPath: directory), capBytes: cap)
+            let builder = ReportBuilder(directory: URL(fileURLWithPath: directory), capBytes: cap)
             try builder.write(to: URL(fileURLWithPath: output)) { progress("perf-report: " + $0) }
         } catch {
             return PerfReportCommand.invalidInput(error)

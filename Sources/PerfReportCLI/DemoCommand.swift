@@ -25,7 +25,7 @@ enum DemoCommand {
             directory = FileManager.default.temporaryDirectory.appendingPathComponent(
                 "perf-demo-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         }
-        let shownOutput = parsed.value("output") ?? Perf.ReportBuilder.fileName
+        let shownOutput = parsed.value("output") ?? ReportBuilder.fileName
         let output = URL(fileURLWithPath: shownOutput)
         guard !Perf.isInstalled else {
             return CommandResult(
@@ -52,14 +52,14 @@ enum DemoCommand {
         Perf.shutdown()
         let summary: ReportSummary
         do {
-            try Perf.ReportBuilder(directory: directory).write(to: output)
+            try ReportBuilder(directory: directory).write(to: output)
             summary = try ReportSummary(contentsOf: output)
         } catch {
             return PerfReportCommand.invalidInput(error)
         }
         var text = summary.text
         let noteLines =
-            (try? Perf.LedgerReader(directory: directory).readAll().events)?
+            (try? LedgerReader(directory: directory).readAll().events)?
             .filter { $0.kind == .note }.count ?? 0
         if temporary { try? FileManager.default.removeItem(at: directory) }
         text +=

@@ -15,7 +15,7 @@ struct BenchEnvironment: Codable {
 
     /// The machine and toolchain, from the same host probe diagnostics and reports use.
     static func current(command: String) -> BenchEnvironment {
-        let host = Perf.HostDescription.current()
+        let host = HostDescription.current()
         return BenchEnvironment(
             date: ISO8601DateFormatter().string(from: Date()),
             command: command,

@@ -16,8 +16,8 @@ enum LedgerBenchmarks {
     }
 
     /// A typical over-budget span: what `Perf.Span.end()` hands the writer.
-    static func sampleEvent(_ sequence: Int) -> Perf.LedgerEvent {
-        var event = Perf.LedgerEvent(
+    static func sampleEvent(_ sequence: Int) -> LedgerEvent {
+        var event = LedgerEvent(
             kind: .span, name: "feed.openThread", session: "6F9619FF-8B86-D011-B42D-00C04FC964FF",
             timestampMs: 1_796_216_400_123 + Int64(sequence))
         event.durationMs = 1734.25
@@ -34,10 +34,10 @@ enum LedgerBenchmarks {
         let directory = NSTemporaryDirectory() + "perf-bench-ledger-line-\(getpid())"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let writer = try Perf.LedgerWriter(directory: URL(fileURLWithPath: directory))
+        let writer = try LedgerWriter(directory: URL(fileURLWithPath: directory))
         try writer.append(sampleEvent(0))
         writer.close()
-        return Array(try Data(contentsOf: URL(fileURLWithPath: directory + "/" + Perf.LedgerWriter.fileName)))
+        return Array(try Data(contentsOf: URL(fileURLWithPath: directory + "/" + LedgerWriter.fileName)))
     }
 
     /// A raw `O_APPEND` descriptor: the physical floor of writing a line.
@@ -61,9 +61,9 @@ enum LedgerBenchmarks {
         }
     }
 
-    private static func makeWriter(_ path: String, capBytes: Int) throws -> Perf.LedgerWriter {
+    private static func makeWriter(_ path: String, capBytes: Int) throws -> LedgerWriter {
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return try Perf.LedgerWriter(directory: URL(fileURLWithPath: path), capBytes: capBytes)
+        return try LedgerWriter(directory: URL(fileURLWithPath: path), capBytes: capBytes)
     }
 
     private static func latencies(_ count: Int, _ body: () -> Void) -> [Double] {
@@ -91,14 +91,14 @@ enum LedgerBenchmarks {
         let result = Bench.perOp(batches: 20, iterations: iterations / 20) { count in
             for _ in 0..<count {
                 buffer.removeAll(keepingCapacity: true)
-                Perf.LedgerWriter.encode(event, into: &buffer)
+                LedgerWriter.encode(event, into: &buffer)
                 Bench.blackHole(buffer.count)
             }
         }
         let allocations = Bench.allocations {
             for _ in 0..<1000 {
                 buffer.removeAll(keepingCapacity: true)
-                Perf.LedgerWriter.encode(event, into: &buffer)
+                LedgerWriter.encode(event, into: &buffer)
             }
         }
         context.add(

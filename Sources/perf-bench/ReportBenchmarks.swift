@@ -50,7 +50,7 @@ enum ReportBenchmarks {
         let spanNames = 1000
         try generate(directory: directory + "/data", ledgerBytes: 256 << 10, payloads: 1, spanNames: spanNames)
         let report = URL(fileURLWithPath: directory + "/performance-report.json")
-        try Data(Perf.ReportBuilder(directory: URL(fileURLWithPath: directory + "/data")).build()).write(to: report)
+        try Data(ReportBuilder(directory: URL(fileURLWithPath: directory + "/data")).build()).write(to: report)
         let budgets = URL(fileURLWithPath: directory + "/perf-budgets.json")
         try Data(checkBudgets(spanNames: spanNames).utf8).write(to: budgets)
         let spans = try ReportFigures(contentsOf: report).spans.count
@@ -131,7 +131,7 @@ enum ReportBenchmarks {
             Bench.blackHole(readEverything(directory))
             let read = Double(Bench.now() - start) / 1e6
             start = Bench.now()
-            Bench.blackHole(try? Perf.ReportBuilder(directory: url).build())
+            Bench.blackHole(try? ReportBuilder(directory: url).build())
             let build = Double(Bench.now() - start) / 1e6
             if run >= 0 {
                 reads.append(read)
@@ -163,10 +163,10 @@ enum ReportBenchmarks {
     static func generate(directory: String, ledgerBytes: Int, payloads: Int, spanNames: Int) throws {
         let url = URL(fileURLWithPath: directory)
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        let writer = try Perf.LedgerWriter(directory: url, capBytes: ledgerBytes / 2)
+        let writer = try LedgerWriter(directory: url, capBytes: ledgerBytes / 2)
         var sequence = 0
         while writer.statistics.bytesWritten < ledgerBytes - 512 {
-            var event = Perf.LedgerEvent(
+            var event = LedgerEvent(
                 kind: .span, name: "span.\(sequence % spanNames)", session: "session-\(sequence / 20_000)",
                 timestampMs: 1_796_216_400_000 + Int64(sequence))
             event.durationMs = Double(sequence % 977) + 0.25
@@ -187,7 +187,7 @@ enum ReportBenchmarks {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         for index in 0..<payloads {
             let takenAtMs = 1_796_216_400_000 + Int64(index) * 60_000
-            let snapshot = Perf.DiagnosticSnapshot(
+            let snapshot = DiagnosticSnapshot(
                 session: "session-\(index % 4)", takenAtMs: takenAtMs, reason: "periodic",
                 app: Perf.AppInfo(name: "bench"), host: .current(), process: .current(), spans: spans, hangs: [:])
             let minute = index % 60

@@ -79,13 +79,13 @@ enum ReliabilityBadInput {
         throws -> Bool
     {
         try Data(mutator.mutate(seeds.ledger, donor: seeds.report))
-            .write(to: work.appendingPathComponent(Perf.LedgerWriter.fileName))
+            .write(to: work.appendingPathComponent(LedgerWriter.fileName))
         if let name = seeds.payloadName {
             let payload = work.appendingPathComponent("perf-diagnostics").appendingPathComponent(name)
             try Data(mutator.mutate(seeds.payload, donor: seeds.ledger)).write(to: payload)
         }
-        _ = try? Perf.LedgerReader(directory: work).readAll()
-        guard let built = try? Perf.ReportBuilder(directory: work).build() else { return false }
+        _ = try? LedgerReader(directory: work).readAll()
+        guard let built = try? ReportBuilder(directory: work).build() else { return false }
         if (try? ReportSummary(bytes: built, path: "built.json")) == nil {
             tally.invariantBroken.append("a report built from a mutated ledger was rejected by the summary")
         }
@@ -145,7 +145,7 @@ enum ReliabilityBadInput {
             try Data(mutator.mutate(seeds.report, donor: seeds.ledger)).write(to: report)
             try Data(mutator.mutate(seeds.budgets, donor: seeds.report)).write(to: budgets)
             try Data(mutator.mutate(seeds.ledger, donor: seeds.report))
-                .write(to: data.appendingPathComponent(Perf.LedgerWriter.fileName))
+                .write(to: data.appendingPathComponent(LedgerWriter.fileName))
             let (arguments, allowed, named): ([String], Set<Int32>, String?)
             switch run % 7 {
             case 0: (arguments, allowed, named) = (["summary", report.path], [0, 3], report.path)

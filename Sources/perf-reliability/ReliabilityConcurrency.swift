@@ -40,7 +40,7 @@ enum ReliabilityConcurrency {
         Perf.shutdown()
         let attribution = growthMiB < 1 ? "" : try attribute(threads: threads, capBytes: capBytes)
 
-        let (events, summary) = try Perf.LedgerReader(directory: scratch.url).readAll()
+        let (events, summary) = try LedgerReader(directory: scratch.url).readAll()
         var gapped = 0
         var windowLines = 0
         for (thread, count) in ended.enumerated() {
@@ -95,11 +95,11 @@ enum ReliabilityConcurrency {
             (0, "under-budget spans"), (4, "over-budget spans"), (5, "keyed begin/end"), (6, "notes"), (7, "measure"),
         ]
         return kinds.map { kind, label in
-            let before = Perf.ProcessFigures.current().rssBytes ?? 0
+            let before = ProcessFigures.current().rssBytes ?? 0
             let deadline = DispatchTime.now().uptimeNanoseconds + 4_000_000_000
             let ends = Stress.concurrently(threads: threads) { index in work(thread: index, until: deadline, only: kind)
             }
-            let grown = (Perf.ProcessFigures.current().rssBytes ?? 0) - before
+            let grown = (ProcessFigures.current().rssBytes ?? 0) - before
             return "\(label) \(String(format: "%+.1f", Double(grown) / 1_048_576)) MiB (\(ends.reduce(0, +)) sequenced ends)"
         }.joined(separator: ", ")
     }
@@ -188,7 +188,7 @@ enum ReliabilityConcurrency {
                         exit(1)
                     }
                     if let copy { inspect(into: copy.url) }
-                    if tick % 5 == 0, let rss = Perf.ProcessFigures.current().rssBytes {
+                    if tick % 5 == 0, let rss = ProcessFigures.current().rssBytes {
                         state.withLock { $0.samples.append(Int(rss)) }
                     }
                 }
@@ -200,12 +200,12 @@ enum ReliabilityConcurrency {
         /// Copies the live file (a rename may race the copy: then there is nothing to check) and
         /// reads it; the last line may be mid-write, which the reader counts as a torn tail.
         private func inspect(into copy: URL) {
-            let target = copy.appendingPathComponent(Perf.LedgerWriter.fileName)
+            let target = copy.appendingPathComponent(LedgerWriter.fileName)
             try? FileManager.default.removeItem(at: target)
             guard
                 (try? FileManager.default.copyItem(
-                    at: ledger.appendingPathComponent(Perf.LedgerWriter.fileName), to: target)) != nil,
-                let (events, summary) = try? Perf.LedgerReader(directory: copy).readAll()
+                    at: ledger.appendingPathComponent(LedgerWriter.fileName), to: target)) != nil,
+                let (events, summary) = try? LedgerReader(directory: copy).readAll()
             else { return }
             var gaps = 0
             for thread in 0..<threads {

@@ -76,7 +76,7 @@ enum ReliabilityDiskFaults {
         child.closeStandardInput()
         _ = child.readRemainingLines()
         let status = child.wait()
-        let (events, summary) = try Perf.LedgerReader(directory: data).readAll()
+        let (events, summary) = try LedgerReader(directory: data).readAll()
         let firstGap = events.firstIndex { $0.kind == .dropped } ?? events.endIndex
         return Outcome(
             status: status, lines: events.count,
@@ -172,7 +172,7 @@ enum ReliabilityDiskFaults {
         }
         chmod(scratch.path, 0o777)
         let data = scratch.url.appendingPathComponent("data")
-        let ledger = data.appendingPathComponent(Perf.LedgerWriter.fileName).path
+        let ledger = data.appendingPathComponent(LedgerWriter.fileName).path
         let outcome = try drive(
             data: data, options: ["cap=16384", "pauseMs=1"], asNobody: asNobody,
             episode: Episode(before: 200, during: 400, after: 30),

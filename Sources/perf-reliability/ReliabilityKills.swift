@@ -58,7 +58,7 @@ enum ReliabilityKills {
                 acknowledged.append(acks)
                 tally.kills += 1
                 tally.acknowledged += acks
-                if lastByte(of: directory.url.appendingPathComponent(Perf.LedgerWriter.fileName)) != UInt8(ascii: "\n")
+                if lastByte(of: directory.url.appendingPathComponent(LedgerWriter.fileName)) != UInt8(ascii: "\n")
                 {
                     tally.tornObserved += 1
                 }
@@ -97,7 +97,7 @@ enum ReliabilityKills {
         /// Each run wrote one session: its `crash.span` counts must be gapless from 0 and reach at
         /// least its acknowledged count; session starts give the runs' order.
         mutating func verify(directory: URL, acknowledged: [Int]) throws {
-            let (events, summary) = try Perf.LedgerReader(directory: directory).readAll()
+            let (events, summary) = try LedgerReader(directory: directory).readAll()
             let sessions = events.filter { $0.kind == .session && $0.name == "start" }.map(\.session)
             var counts: [String: [Int]] = [:]
             for event in events where event.kind == .span && event.name == "crash.span" {
@@ -139,13 +139,13 @@ enum ReliabilityKills {
             let killedAt = DispatchTime.now().uptimeNanoseconds
             child.killAndWait()
             let lasted = Double(killedAt - blocked) / 1e6
-            let before = try Perf.LedgerReader(directory: directory.url).readAll().events
+            let before = try LedgerReader(directory: directory.url).readAll().events
             let childSession = before.first { $0.kind == .session && $0.name == "start" }?.session
             Perf.install(
                 Perf.Configuration(
                     directory: directory.url, app: Perf.AppInfo(name: "next-start"), recording: .enabled))
             Perf.shutdown()
-            let events = try Perf.LedgerReader(directory: directory.url).readAll().events
+            let events = try LedgerReader(directory: directory.url).readAll().events
                 .filter { $0.session == childSession }
             if events.contains(where: { $0.kind == .session && $0.name == "crashed" }) { crashed += 1 }
             if events.contains(where: { $0.kind == .span && $0.exit == "orphaned" && $0.name == "story.upload" }) {

@@ -102,7 +102,7 @@ struct MutationSeeds {
         guard ChildProcess.exitCode(demo.wait()) == 0 else {
             throw ChildProcess.Failure(description: "perf-report demo failed; is \(perfReport) built?")
         }
-        ledger = try [UInt8](Data(contentsOf: data.appendingPathComponent(Perf.LedgerWriter.fileName)))
+        ledger = try [UInt8](Data(contentsOf: data.appendingPathComponent(LedgerWriter.fileName)))
         let diagnostics = data.appendingPathComponent("perf-diagnostics")
         payloadName = (try? FileManager.default.contentsOfDirectory(atPath: diagnostics.path))?.sorted().first
         payload = try payloadName.map { try [UInt8](Data(contentsOf: diagnostics.appendingPathComponent($0))) } ?? []

@@ -38,14 +38,14 @@ enum ReliabilityPrivacy {
         // Scanned while the session is live too: its journal is deleted at a clean shutdown.
         let live = try scan(directory: scratch.url)
         Perf.shutdown()
-        let report = try Perf.ReportBuilder(directory: scratch.url, capBytes: 512 << 20).build()
+        let report = try ReportBuilder(directory: scratch.url, capBytes: 512 << 20).build()
         var files = try scan(directory: scratch.url)
         files.scanned += live.scanned + 1
         files.bytes += live.bytes + report.count
         files.leaks += live.leaks + occurrences(in: report)
-        let (events, _) = try Perf.LedgerReader(directory: scratch.url).readAll()
+        let (events, _) = try LedgerReader(directory: scratch.url).readAll()
         let details = events.compactMap { $0.detail }
-        let overlong = details.filter { $0.utf8.count > Perf.PrivacyFilter.maximumBytes }.count
+        let overlong = details.filter { $0.utf8.count > PrivacyFilter.maximumBytes }.count
         let controls = details.filter { $0.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F } }.count
         // The same scanner over the inputs: proof it finds the markers it is looking for.
         let planted = inputs.reduce(0) { $0 + occurrences(in: Array($1.utf8)) }

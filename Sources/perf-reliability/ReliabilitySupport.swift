@@ -153,7 +153,7 @@ struct RunEnvironment {
     var buildConfiguration: String
 
     static func current(command: String) -> RunEnvironment {
-        let host = Perf.HostDescription.current()
+        let host = HostDescription.current()
         return RunEnvironment(
             date: ISO8601DateFormatter().string(from: Date()), command: command,
             cpuModel: host.cpuModel.isEmpty ? "unknown" : host.cpuModel, cores: host.cores,

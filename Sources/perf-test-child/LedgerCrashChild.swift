@@ -11,16 +11,16 @@ enum LedgerCrashChild {
             return 2
         }
         let capBytes = arguments.count > 2 ? Int(arguments[2]) ?? 64 << 20 : 64 << 20
-        let writer: Perf.LedgerWriter
+        let writer: LedgerWriter
         do {
-            writer = try Perf.LedgerWriter(directory: URL(fileURLWithPath: arguments[0]), capBytes: capBytes)
+            writer = try LedgerWriter(directory: URL(fileURLWithPath: arguments[0]), capBytes: capBytes)
         } catch {
             FileHandle.standardError.write(Data("\(error)\n".utf8))
             return 1
         }
         // Bounded so a test that forgets to kill the child does not leave it running forever.
         for sequence in 0..<1_000_000 {
-            var event = Perf.LedgerEvent(
+            var event = LedgerEvent(
                 kind: .span, name: "crash.span", session: "run-\(runNumber)",
                 timestampMs: Int64(realtimeMilliseconds()))
             event.durationMs = 1500.25

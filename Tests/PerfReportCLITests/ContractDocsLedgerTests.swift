@@ -11,7 +11,7 @@ import Testing
     static let wall: UInt64 = 1_764_680_400_000_000_000
 
     /// One line per way the facade writes one, from the records the runtime emits.
-    static func recordLines() -> [Perf.LedgerEvent] {
+    static func recordLines() -> [LedgerEvent] {
         let records: [Record] = [
             .spanEnded(
                 SpanEndRecord(
@@ -46,7 +46,7 @@ import Testing
     }
 
     /// The lines the next start writes about a crashed session and an unreadable one.
-    static func recoveryLines() -> [Perf.LedgerEvent] {
+    static func recoveryLines() -> [LedgerEvent] {
         let crashed = RecoveredSession(
             id: "fedcba9876543210",
             info: SessionInfo(id: "fedcba9876543210", pid: 4242, startWallNanos: wall, app: .init(name: "app", version: "1.0")),
@@ -73,20 +73,20 @@ import Testing
     static func writerLines() throws -> [JSONValue] {
         let directory = try CLIFixture.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let writer = try Perf.LedgerWriter(directory: directory, capBytes: 512)
-        var huge = Perf.LedgerEvent(kind: .note, name: "huge", session: session, timestampMs: 0)
+        let writer = try LedgerWriter(directory: directory, capBytes: 512)
+        var huge = LedgerEvent(kind: .note, name: "huge", session: session, timestampMs: 0)
         huge.detail = String(repeating: "x", count: 1024)
-        #expect(throws: Perf.LedgerError.self) { try writer.append(huge) }
-        try writer.append(Perf.LedgerEvent(kind: .note, name: "after", session: session, timestampMs: 0))
+        #expect(throws: LedgerError.self) { try writer.append(huge) }
+        try writer.append(LedgerEvent(kind: .note, name: "after", session: session, timestampMs: 0))
         writer.close()
-        return try lines(of: directory.appendingPathComponent(Perf.LedgerWriter.fileName))
+        return try lines(of: directory.appendingPathComponent(LedgerWriter.fileName))
     }
 
     static func lines(of url: URL) throws -> [JSONValue] {
         try String(contentsOf: url, encoding: .utf8).split(separator: "\n").map { try JSONValue.parse(Array($0.utf8)) }
     }
 
-    static func encoded(_ events: [Perf.LedgerEvent]) throws -> [JSONValue] {
+    static func encoded(_ events: [LedgerEvent]) throws -> [JSONValue] {
         try events.map { event in
             var bytes: [UInt8] = []
             LedgerEncoder.encodeLine(event, into: &bytes)
@@ -97,7 +97,7 @@ import Testing
     @Test func theArticleFollowsItsOwnConvention() throws {
         let contract = try LedgerContract()
         #expect(contract.unreadable.isEmpty, "rows whose type or kinds the convention does not define")
-        #expect(contract.kinds == Set(Perf.LedgerEvent.Kind.known.map(\.rawValue)), "the kinds table is the known kinds")
+        #expect(contract.kinds == Set(LedgerEvent.Kind.known.map(\.rawValue)), "the kinds table is the known kinds")
         #expect(contract.everyLineKeys == ["v", "ts", "session", "kind", "name"])
         #expect(contract.names["session"] == ["start", "end", "crashed", "unreadable"], "closed name lists are read")
         #expect(contract.names["span"] == nil, "a span's name is the program's")

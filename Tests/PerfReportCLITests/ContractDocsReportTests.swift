@@ -14,8 +14,8 @@ import Testing
     /// The reports of the fixture directory: in full, and under a cap small enough to truncate it.
     static func fixtureReports() throws -> [(name: String, bytes: [UInt8])] {
         [
-            ("fixture report", try Perf.ReportBuilder(directory: CLIFixture.data).build()),
-            ("fixture report capped at 6 KiB", try Perf.ReportBuilder(directory: CLIFixture.data, capBytes: 6 * 1024).build()),
+            ("fixture report", try ReportBuilder(directory: CLIFixture.data).build()),
+            ("fixture report capped at 6 KiB", try ReportBuilder(directory: CLIFixture.data, capBytes: 6 * 1024).build()),
         ]
     }
 
@@ -41,14 +41,14 @@ import Testing
     }
 
     @Test func theDocumentedConstantsAreTheBuildersOwn() throws {
-        let report = try JSONValue.parse(try Perf.ReportBuilder(directory: CLIFixture.data).build()).object ?? [:]
+        let report = try JSONValue.parse(try ReportBuilder(directory: CLIFixture.data).build()).object ?? [:]
         let article = try ContractArticle(module: "Perf", "ReportFormat")
         let keys = Dictionary(article.table(under: "## Keys").map { ($0.key, $0.cells.last ?? "") }) { $1 }
-        #expect(report["schema"] == .string(Perf.ReportBuilder.schema))
-        #expect(keys["schema"]?.contains("`\"\(Perf.ReportBuilder.schema)\"`") == true)
-        #expect(report["schemaVersion"] == .integer(Int64(Perf.ReportBuilder.schemaVersion)))
-        #expect(keys["schemaVersion"]?.hasSuffix(", \(Perf.ReportBuilder.schemaVersion)") == true)
-        #expect(keys["generator"]?.contains("`\"\(Perf.ReportBuilder.generator)\"`") == true)
+        #expect(report["schema"] == .string(ReportBuilder.schema))
+        #expect(keys["schema"]?.contains("`\"\(ReportBuilder.schema)\"`") == true)
+        #expect(report["schemaVersion"] == .integer(Int64(ReportBuilder.schemaVersion)))
+        #expect(keys["schemaVersion"]?.hasSuffix(", \(ReportBuilder.schemaVersion)") == true)
+        #expect(keys["generator"]?.contains("`\"\(ReportBuilder.generator)\"`") == true)
     }
 
     /// The compatibility rules of ReportFormat.md, through `perf-report summary`.
@@ -72,7 +72,7 @@ import Testing
             extended["spans"] = .object(spans)
         }
         #expect(try summary(extended, "extended.json") == 0, "unknown keys are ignored")
-        report["schemaVersion"] = .integer(Int64(Perf.ReportBuilder.schemaVersion + 1))
+        report["schemaVersion"] = .integer(Int64(ReportBuilder.schemaVersion + 1))
         #expect(try summary(report, "newer.json") == 3, "a newer major version is rejected")
         for required in ["schema", "schemaVersion", "spans", "sessions"] {
             var without = report
@@ -106,13 +106,13 @@ import Testing
         #expect(table.unreadable.isEmpty)
         var histogram = Perf.Histogram()
         histogram.record(nanos: 1_500_000)
-        var process = Perf.ProcessFigures.current()
+        var process = ProcessFigures.current()
         process.pressureTotalUs["cpu.some"] = process.pressureTotalUs["cpu.some"] ?? 1
-        let snapshot = Perf.DiagnosticSnapshot(
+        let snapshot = DiagnosticSnapshot(
             session: "0123456789abcdef", takenAtMs: 1_764_680_400_000, reason: "on-demand",
             app: Perf.AppInfo(name: "app", version: "1.0", build: "7"), host: .current(), process: process,
             spans: ["api.get": histogram], hangs: ["main": histogram],
-            intervals: Perf.SpanIntervals(
+            intervals: SpanIntervals(
                 capacity: 16, recorded: 2, epochUnixMs: 1_764_680_400_000, threads: [7: "main"],
                 spans: [
                     .init(name: "api.get", threadID: 7, startNanos: 0, durationNanos: 10, exit: "success", budgetMs: 1),
@@ -124,7 +124,7 @@ import Testing
         for name in try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
         where name.hasSuffix(".json") && !name.hasPrefix(".") {
             let bytes = try Data(contentsOf: folder.appendingPathComponent(name))
-            guard (try? Perf.DiagnosticSnapshot(jsonBytes: [UInt8](bytes))) != nil else { continue }
+            guard (try? DiagnosticSnapshot(jsonBytes: [UInt8](bytes))) != nil else { continue }
             walk.walk(try JSONValue.parse(bytes), name: name)
         }
         #expect(walk.problems.isEmpty, "\(walk.problems.joined(separator: "\n"))")
@@ -132,22 +132,22 @@ import Testing
     }
 
     @Test func aNewerMajorVersionAndAnotherSchemaAreRejected() throws {
-        let bytes = Perf.DiagnosticSnapshot(
+        let bytes = DiagnosticSnapshot(
             session: "s", takenAtMs: 0, reason: "periodic", app: Perf.AppInfo(name: "app"), host: .current(),
-            process: Perf.ProcessFigures(), spans: [:], hangs: [:]
+            process: ProcessFigures(), spans: [:], hangs: [:]
         ).jsonBytes
         let text = String(decoding: bytes, as: UTF8.self)
-        #expect((try? Perf.DiagnosticSnapshot(jsonBytes: bytes)) != nil)
+        #expect((try? DiagnosticSnapshot(jsonBytes: bytes)) != nil)
         let newer = text.replacingOccurrences(
-            of: "\"schemaVersion\":\(Perf.DiagnosticSnapshot.schemaVersion)",
-            with: "\"schemaVersion\":\(Perf.DiagnosticSnapshot.schemaVersion + 1)")
+            of: "\"schemaVersion\":\(DiagnosticSnapshot.schemaVersion)",
+            with: "\"schemaVersion\":\(DiagnosticSnapshot.schemaVersion + 1)")
         #expect(newer != text)
-        #expect((try? Perf.DiagnosticSnapshot(jsonBytes: Array(newer.utf8))) == nil)
+        #expect((try? DiagnosticSnapshot(jsonBytes: Array(newer.utf8))) == nil)
         let other = text.replacingOccurrences(of: "\"perf-diagnostics\"", with: "\"perf-report\"")
-        #expect((try? Perf.DiagnosticSnapshot(jsonBytes: Array(other.utf8))) == nil)
+        #expect((try? DiagnosticSnapshot(jsonBytes: Array(other.utf8))) == nil)
         let extended = text.replacingOccurrences(of: "{\"app\"", with: "{\"aNewKey\":[1,{}],\"app\"")
         #expect(extended != text)
-        #expect((try? Perf.DiagnosticSnapshot(jsonBytes: Array(extended.utf8))) != nil, "unknown keys are ignored")
+        #expect((try? DiagnosticSnapshot(jsonBytes: Array(extended.utf8))) != nil, "unknown keys are ignored")
     }
 }
 

@@ -21,7 +21,7 @@ import Testing
         #expect(result.stdout == output + "\n")
         #expect(result.stderr.isEmpty)
         let written = try [UInt8](Data(contentsOf: URL(fileURLWithPath: output)))
-        #expect(written == (try Perf.ReportBuilder(directory: CLIFixture.data).build()))
+        #expect(written == (try ReportBuilder(directory: CLIFixture.data).build()))
         let matchesGolden = written == (try [UInt8](Data(contentsOf: CLIFixture.golden)))
         #expect(matchesGolden, "the CLI's report of the fixture is the committed golden report")
         // PERF_DIR stands in for --dir.

@@ -30,7 +30,7 @@ import Testing
         var random = SeededRandom(seed: seed)
         let copy = try ReportFixture.copy()
         defer { copy.remove() }
-        let ledgerURL = copy.file(Perf.LedgerWriter.fileName)
+        let ledgerURL = copy.file(LedgerWriter.fileName)
         let ledger = try [UInt8](Data(contentsOf: ledgerURL))
         let payloadURL = copy.url.appendingPathComponent("perf-diagnostics/20261202T131000000Z-b2b2b2b2b2b2b2b2.json")
         let payload = try [UInt8](Data(contentsOf: payloadURL))
@@ -39,7 +39,7 @@ import Testing
             try Data(Self.mutate(ledger, using: &random)).write(to: ledgerURL)
             try Data(Self.mutate(payload, using: &random)).write(to: payloadURL)
             do {
-                let bytes = try Perf.ReportBuilder(directory: copy.url).build()
+                let bytes = try ReportBuilder(directory: copy.url).build()
                 // Whatever went in, what comes out is a report the summary accepts.
                 _ = try ReportSummary(bytes: bytes, path: "fuzz.json")
                 built += 1

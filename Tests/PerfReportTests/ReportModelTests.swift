@@ -63,7 +63,7 @@ import Testing
         var shapesWithValues: Set<String> = []
         var nullShapes: Set<String> = []
         for cap in [2 << 20, 6 * 1024, 4 * 1024] {
-            let bytes = try Perf.ReportBuilder(directory: ReportFixture.data, capBytes: cap).build()
+            let bytes = try ReportBuilder(directory: ReportFixture.data, capBytes: cap).build()
             let report = try PerformanceReport(bytes: bytes, path: "built.json")
             #expect(report.problems.isEmpty)
             let written = try Self.keyPaths(bytes)
@@ -243,12 +243,12 @@ import Testing
 
     /// Decodes `bytes` as a payload with JSONDecoder and with the lazy decoder.
     static func bothDecoders(_ bytes: [UInt8]) -> (
-        json: Perf.DiagnosticSnapshot?, lazy: Result<Perf.DiagnosticSnapshot, any Error>
+        json: DiagnosticSnapshot?, lazy: Result<DiagnosticSnapshot, any Error>
     ) {
         let json = try? ReportDecodingContext(reading: .strict).decoder().decode(
-            Perf.DiagnosticSnapshot.self, from: Data(bytes))
+            DiagnosticSnapshot.self, from: Data(bytes))
         let lazy = Result {
-            try ReportDecodingContext(reading: .strict).lazyDecoder().decode(Perf.DiagnosticSnapshot.self, from: bytes)
+            try ReportDecodingContext(reading: .strict).lazyDecoder().decode(DiagnosticSnapshot.self, from: bytes)
         }
         return (json, lazy)
     }
@@ -266,15 +266,15 @@ import Testing
         // A payload with intervals and escapes in every string position.
         var histogram = Perf.Histogram()
         for value in [1_000, 50_000, 7_000_000] { histogram.record(nanos: UInt64(value)) }
-        let intervals = Perf.SpanIntervals(
+        let intervals = SpanIntervals(
             capacity: 8, recorded: 2, epochUnixMs: 1_796_216_400_000, threads: [7: "wörker \"q\"\n"],
             spans: [
                 .init(
                     name: "a\u{1F600}\\b", threadID: 7, startNanos: 5, durationNanos: 9, exit: .expired, budgetMs: 0.5)
             ])
-        let snapshot = Perf.DiagnosticSnapshot(
+        let snapshot = DiagnosticSnapshot(
             session: "s\t1", takenAtMs: 1_796_216_400_123, reason: "on-demand", app: Perf.AppInfo(name: "a\u{0}b"),
-            host: .current(), process: Perf.ProcessFigures(), spans: ["x\u{7F}": histogram], hangs: ["main": histogram],
+            host: .current(), process: ProcessFigures(), spans: ["x\u{7F}": histogram], hangs: ["main": histogram],
             intervals: intervals)
         let (json, lazy) = Self.bothDecoders(snapshot.jsonBytes)
         #expect(json == snapshot)

@@ -10,7 +10,7 @@ import Testing
 
 @Suite struct DiagnosticsTests {
     @Test func parsesStatusStatAndPressureText() {
-        var figures = Perf.ProcessFigures()
+        var figures = ProcessFigures()
         figures.applyStatus(
             "Name:\tx\nVmHWM:\t  2048 kB\nVmRSS:\t  1024 kB\nThreads:\t7\nvoluntary_ctxt_switches:\t11\n"
                 + "nonvoluntary_ctxt_switches:\t3\n")
@@ -33,7 +33,7 @@ import Testing
     }
 
     @Test func readsTheRunningProcess() {
-        let figures = Perf.ProcessFigures.current()
+        let figures = ProcessFigures.current()
         #expect((figures.rssBytes ?? 0) > 0)
         #expect((figures.peakRssBytes ?? 0) >= (figures.rssBytes ?? 0))
         #expect((figures.threads ?? 0) >= 1)
@@ -43,19 +43,19 @@ import Testing
     @Test func payloadRoundTripsAndRejectsANewerVersion() throws {
         var histogram = Perf.Histogram()
         histogram.record(nanos: 12_345_678)
-        var process = Perf.ProcessFigures()
+        var process = ProcessFigures()
         process.rssBytes = 1
         process.pressureTotalUs = ["cpu.some": 9]
-        let snapshot = Perf.DiagnosticSnapshot(
+        let snapshot = DiagnosticSnapshot(
             session: "s1", takenAtMs: 1_796_216_400_123, reason: "on-demand",
             app: Perf.AppInfo(name: "a", version: "1"),
             host: .current(), process: process, spans: ["x": histogram], hangs: ["main": histogram])
-        #expect(try Perf.DiagnosticSnapshot(jsonBytes: snapshot.jsonBytes) == snapshot)
+        #expect(try DiagnosticSnapshot(jsonBytes: snapshot.jsonBytes) == snapshot)
         let newer = String(decoding: snapshot.jsonBytes, as: UTF8.self)
             .replacingOccurrences(of: "\"schemaVersion\":1", with: "\"schemaVersion\":2")
-        #expect(throws: Perf.ReportError.self) { try Perf.DiagnosticSnapshot(jsonBytes: Array(newer.utf8)) }
+        #expect(throws: Perf.ReportError.self) { try DiagnosticSnapshot(jsonBytes: Array(newer.utf8)) }
         #expect(throws: Perf.ReportError.self) {
-            try Perf.DiagnosticSnapshot(jsonBytes: Array(snapshot.jsonBytes.dropLast(9)))
+            try DiagnosticSnapshot(jsonBytes: Array(snapshot.jsonBytes.dropLast(9)))
         }
     }
 
@@ -92,12 +92,12 @@ extension PerfGlobalStateTests {
             install(directory)
             Perf.begin("diagnostics.span", slowMs: 10_000).end()
             let url = try Perf.captureDiagnostics()
-            let snapshot = try Perf.DiagnosticSnapshot(jsonBytes: [UInt8](Data(contentsOf: url)))
+            let snapshot = try DiagnosticSnapshot(jsonBytes: [UInt8](Data(contentsOf: url)))
             #expect(snapshot.reason == "on-demand")
             #expect(snapshot.app.name == "diagnostics-test")
             #expect(snapshot.spans["diagnostics.span"].map { $0.count >= 1 } == true)
             Perf.shutdown()
-            let lines = try Perf.LedgerReader(directory: directory.url).readAll().events.filter {
+            let lines = try LedgerReader(directory: directory.url).readAll().events.filter {
                 $0.kind == .diagnostic
             }
             #expect(lines.map(\.name) == ["on-demand", "shutdown"])
@@ -124,7 +124,7 @@ extension PerfGlobalStateTests {
             #expect(try Perf.prepareReport(to: output) == output)
             let written = try [UInt8](Data(contentsOf: output))
             // The CLI's `build --dir` runs this same builder on the same directory.
-            #expect(written == (try Perf.ReportBuilder(directory: directory.url).build()))
+            #expect(written == (try ReportBuilder(directory: directory.url).build()))
             let summary = try ReportSummary(bytes: written, path: output.path)
             #expect(summary.spans.contains { $0.name == "report.span" && $0.overBudget == 1 })
             #expect(summary.sessions.first?.status == "active")
@@ -139,14 +139,14 @@ extension PerfGlobalStateTests {
             #expect(Perf.install(configuration, environment: [:], clock: SystemClock(), report: { _ in }))
             // Wait for the condition (a periodic line), bounded; the timer runs on real time.
             func periodicLines() -> Int {
-                let events = (try? Perf.LedgerReader(directory: directory.url).readAll().events) ?? []
+                let events = (try? LedgerReader(directory: directory.url).readAll().events) ?? []
                 return events.filter { $0.kind == .diagnostic && $0.name == "periodic" }.count
             }
             _ = pollUntil(seconds: 10) { periodicLines() >= 2 }
             Perf.shutdown()
             let afterShutdown = periodicLines()
             #expect(afterShutdown >= 2)
-            let events = try Perf.LedgerReader(directory: directory.url).readAll().events
+            let events = try LedgerReader(directory: directory.url).readAll().events
             #expect(events.contains { $0.kind == .diagnostic && $0.name == "shutdown" })
             let folder = directory.url.appendingPathComponent(DiagnosticFiles.directoryName).path
             #expect(try DiagnosticFiles.list(folder: folder).count <= DiagnosticFiles.keep)

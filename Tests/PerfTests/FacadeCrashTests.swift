@@ -33,7 +33,7 @@ extension PerfGlobalStateTests {
                 let acks = try killChild(mode: "spans", directory: directory.url, after: Int(random.next() % 200) + 1)
                 acknowledgedPerRun.append(acks.count)
             }
-            let (events, summary) = try Perf.LedgerReader(directory: directory.url).readAll()
+            let (events, summary) = try LedgerReader(directory: directory.url).readAll()
             let spans = events.filter { $0.kind == .span && $0.name == "crash.span" }
             // Each run's lines carry its session id; the file holds at least every acknowledged count.
             let bySession = Dictionary(grouping: spans, by: \.session)
@@ -61,7 +61,7 @@ extension PerfGlobalStateTests {
                 Perf.Configuration(directory: directory.url, app: Perf.AppInfo(name: "next"), recording: .enabled),
                 environment: [:], clock: SystemClock(), report: { _ in })
             Perf.shutdown()
-            let events = try Perf.LedgerReader(directory: directory.url).readAll().events
+            let events = try LedgerReader(directory: directory.url).readAll().events
             let fatal = events.filter { $0.kind == .hang && $0.fatal == true }
             try #require(fatal.count == 1)
             let hang = fatal[0]
@@ -78,7 +78,7 @@ extension PerfGlobalStateTests {
                 defer { directory.remove() }
                 let lines = try killChild(mode: "open", directory: directory.url, after: 1)
                 #expect(lines == ["ready"])
-                let childEvents = try Perf.LedgerReader(directory: directory.url).readAll().events
+                let childEvents = try LedgerReader(directory: directory.url).readAll().events
                 let childSession = try #require(childEvents.first { $0.kind == .session && $0.name == "start" }?.session)
 
                 Perf.install(
@@ -91,7 +91,7 @@ extension PerfGlobalStateTests {
                     environment: [:], clock: SystemClock(), report: { _ in })
                 Perf.shutdown()
 
-                let events = try Perf.LedgerReader(directory: directory.url).readAll().events
+                let events = try LedgerReader(directory: directory.url).readAll().events
                 let crashed = events.filter { $0.kind == .session && $0.name == "crashed" }
                 #expect(crashed.map(\.session) == [childSession], "round \(round)")
                 #expect(crashed.first?.extra["app"] == .string("crash-child"))

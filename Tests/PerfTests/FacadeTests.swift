@@ -20,7 +20,7 @@ extension PerfGlobalStateTests {
         private func withInstalled(
             recording: Perf.Recording = .enabled, noteFloorSeconds: Double = 30, clock: any PerfClock = SystemClock(),
             environment: [String: String] = [:], _ body: (URL) throws -> Void
-        ) throws -> (events: [Perf.LedgerEvent], directory: TemporaryDirectory) {
+        ) throws -> (events: [LedgerEvent], directory: TemporaryDirectory) {
             let directory = try TemporaryDirectory("facade")
             let configuration = Perf.Configuration(
                 directory: directory.url, app: Perf.AppInfo(name: "facade-test", version: "1.0", build: "7"),
@@ -29,7 +29,7 @@ extension PerfGlobalStateTests {
             defer { Perf.shutdown() }
             try body(directory.url)
             Perf.shutdown()
-            let events = try Perf.LedgerReader(directory: directory.url).readAll().events
+            let events = try LedgerReader(directory: directory.url).readAll().events
             return (events, directory)
         }
 
@@ -126,7 +126,7 @@ extension PerfGlobalStateTests {
                 try await Perf.measure("facade.async.cancel", slowMs: 0) { () async throws -> Int in throw CancellationError() }
             }
             Perf.shutdown()
-            let events = try Perf.LedgerReader(directory: directory.url).readAll().events
+            let events = try LedgerReader(directory: directory.url).readAll().events
             #expect(events.first { $0.name == "facade.async.cancel" }?.exit == "cancelled")
         }
 

@@ -13,24 +13,24 @@
         func aFailedReadIsAnErrorNamingTheFile(errno: Int32) throws {
             let directory = try TemporaryDirectory()
             defer { directory.remove() }
-            let writer = try Perf.LedgerWriter(directory: directory.url, capBytes: 1 << 20)
+            let writer = try LedgerWriter(directory: directory.url, capBytes: 1 << 20)
             try writer.append(.sampleSpan(sequence: 0))
             writer.close()
-            let path = directory.url.path + "/" + Perf.LedgerWriter.fileName
+            let path = directory.url.path + "/" + LedgerWriter.fileName
             let faults = SyscallFaultInjector()
             faults.fail(.read, 1, errno: errno)
             var lines = 0
             #expect {
-                _ = try Perf.LedgerReader.streamLines(
+                _ = try LedgerReader.streamLines(
                     path: path, maximumLineBytes: 1 << 16, syscalls: FileSyscalls(faults: faults)
                 ) { _ in lines += 1 }
             } throws: { error in
-                (error as? Perf.LedgerError)?.errno == errno
-                    && (error as? Perf.LedgerError)?.description.contains(path) == true
+                (error as? LedgerError)?.errno == errno
+                    && (error as? LedgerError)?.description.contains(path) == true
             }
             #expect(lines == 0)
             // Without the fault the same file reads: the failure was the injected one.
-            let damage = try Perf.LedgerReader.streamLines(path: path, maximumLineBytes: 1 << 16) { _ in lines += 1 }
+            let damage = try LedgerReader.streamLines(path: path, maximumLineBytes: 1 << 16) { _ in lines += 1 }
             #expect(lines == 1 && damage.oversizedLines == 0 && !damage.tornTail)
         }
 

@@ -39,17 +39,17 @@ import Testing
         handle.seekToEndOfFile()
         handle.write(Data(#"{"budgetMs":1000,"count":99999,"durationMs":15"#.utf8))
         try handle.close()
-        let (torn, tornSummary) = try Perf.LedgerReader(directory: directory.url).readAll()
+        let (torn, tornSummary) = try LedgerReader(directory: directory.url).readAll()
         #expect(tornSummary.tornTail == 1 && tornSummary.malformedLines == 0, "seed \(seed)")
         try expectAcknowledged(acknowledged, in: torn, seed: seed)
         // The next writer ends the fragment so its own lines read back whole.
         acknowledged[20] = try killChild(directory: directory.url, run: 20, after: 5)
-        let (events, summary) = try Perf.LedgerReader(directory: directory.url).readAll()
+        let (events, summary) = try LedgerReader(directory: directory.url).readAll()
         #expect(summary.tornTail == 0 && summary.malformedLines == 1, "seed \(seed)")
         try expectAcknowledged(acknowledged, in: events, seed: seed)
     }
 
-    private func expectAcknowledged(_ acknowledged: [Int: Int], in events: [Perf.LedgerEvent], seed: UInt64) throws {
+    private func expectAcknowledged(_ acknowledged: [Int: Int], in events: [LedgerEvent], seed: UInt64) throws {
         var written: [Int: [Int]] = [:]
         for event in events {
             guard case .int(let run)? = event.extra["run"], let sequence = event.count else { continue }

@@ -6,14 +6,14 @@ import Testing
 @testable import Perf
 
 @Suite struct LedgerEncoderTests {
-    private func encode(_ event: Perf.LedgerEvent) -> String {
+    private func encode(_ event: LedgerEvent) -> String {
         var bytes: [UInt8] = []
         LedgerEncoder.encodeLine(event, into: &bytes)
         return String(decoding: bytes, as: UTF8.self)
     }
 
     @Test func typicalSpanMatchesTheContractExample() {
-        var event = Perf.LedgerEvent.sampleSpan(sequence: 200, session: "abc")
+        var event = LedgerEvent.sampleSpan(sequence: 200, session: "abc")
         event.timestampMs = LedgerTimestamp.parseISO8601("2026-12-02T13:00:00.123Z")!
         #expect(
             encode(event)
@@ -23,7 +23,7 @@ import Testing
     }
 
     @Test func extraKeysAreMergedInByteOrderAndFixedKeysWin() {
-        var event = Perf.LedgerEvent(kind: .note, name: "n", session: "s", timestampMs: 0)
+        var event = LedgerEvent(kind: .note, name: "n", session: "s", timestampMs: 0)
         event.extra = [
             "zeta": .bool(true), "Alpha": .int(-3), "reason": .string("x"), "name": .string("ignored"),
             "frames": .strings(["a", "b"]), "ratio": .double(0.25), "nan": .double(.nan),
@@ -35,7 +35,7 @@ import Testing
     }
 
     @Test func nonFiniteNumbersAreOmitted() {
-        var event = Perf.LedgerEvent(kind: .span, name: "n", session: "s", timestampMs: 0)
+        var event = LedgerEvent(kind: .span, name: "n", session: "s", timestampMs: 0)
         event.durationMs = .infinity
         event.budgetMs = .nan
         event.stallMs = -.infinity
@@ -85,7 +85,7 @@ import Testing
                 text.append(alphabet.randomElement(using: &random)!)
             }
             let string = String(text)
-            var event = Perf.LedgerEvent(kind: .note, name: string, session: string, timestampMs: 1)
+            var event = LedgerEvent(kind: .note, name: string, session: string, timestampMs: 1)
             event.detail = string
             event.stack = [string, string]
             event.extra = ["k\(string)": .string(string)]
@@ -93,7 +93,7 @@ import Testing
             LedgerEncoder.encodeLine(event, into: &bytes)
             #expect(bytes.last == UInt8(ascii: "\n"))
             #expect(bytes.dropLast().allSatisfy { $0 != UInt8(ascii: "\n") }, "seed \(seed)")
-            let parsed = bytes.dropLast().withUnsafeBufferPointer { Perf.LedgerEvent.parse(line: $0) }
+            let parsed = bytes.dropLast().withUnsafeBufferPointer { LedgerEvent.parse(line: $0) }
             #expect(parsed == event, "seed \(seed): \(String(decoding: bytes, as: UTF8.self))")
             let object = try JSONSerialization.jsonObject(with: Data(bytes.dropLast())) as? [String: Any]
             #expect(object?["detail"] as? String == string, "seed \(seed)")
@@ -102,7 +102,7 @@ import Testing
     }
 
     @Test func everyOptionalKeyRoundTrips() {
-        var event = Perf.LedgerEvent(kind: .hang, name: "main", session: "s", timestampMs: 1_796_216_400_000)
+        var event = LedgerEvent(kind: .hang, name: "main", session: "s", timestampMs: 1_796_216_400_000)
         event.durationMs = 0.125
         event.lowerMs = 250
         event.upperMs = 310.5
@@ -117,7 +117,7 @@ import Testing
         event.extra = ["pid": .int(42), "big": .double(1e300), "tiny": .double(-2.5e-12), "ok": .bool(false)]
         var bytes: [UInt8] = []
         LedgerEncoder.encodeLine(event, into: &bytes)
-        let parsed = bytes.dropLast().withUnsafeBufferPointer { Perf.LedgerEvent.parse(line: $0) }
+        let parsed = bytes.dropLast().withUnsafeBufferPointer { LedgerEvent.parse(line: $0) }
         #expect(parsed == event)
     }
 }

@@ -13,7 +13,7 @@
             let directory = try TemporaryDirectory()
             defer { directory.remove() }
             let faults = SyscallFaultInjector()
-            let writer = try Perf.LedgerWriter(
+            let writer = try LedgerWriter(
                 directory: directory.url, capBytes: 1 << 20, syscalls: FileSyscalls(faults: faults))
             try writer.append(.sampleSpan(sequence: 0))
             faults.failWrites(3, errno: errno)
@@ -21,13 +21,13 @@
                 #expect {
                     try writer.append(.sampleSpan(sequence: sequence))
                 } throws: { error in
-                    (error as? Perf.LedgerError)?.errno == errno
-                        && (error as? Perf.LedgerError)?.description.contains("PERF_DIR") == true
+                    (error as? LedgerError)?.errno == errno
+                        && (error as? LedgerError)?.description.contains("PERF_DIR") == true
                 }
             }
             try writer.append(.sampleSpan(sequence: 4))
             try writer.append(.sampleSpan(sequence: 5))
-            let (events, _) = try Perf.LedgerReader(directory: directory.url).readAll()
+            let (events, _) = try LedgerReader(directory: directory.url).readAll()
             #expect(events.map(\.kind) == [.span, .dropped, .span, .span])
             #expect(events.map(\.count) == [0, 3, 4, 5])
             #expect(writer.statistics.droppedLines == 3 && writer.statistics.gapReports == 1)
@@ -38,18 +38,18 @@
             defer { directory.remove() }
             let faults = SyscallFaultInjector()
             let cap = lineLength() + 20
-            let writer = try Perf.LedgerWriter(
+            let writer = try LedgerWriter(
                 directory: directory.url, capBytes: cap, syscalls: FileSyscalls(faults: faults))
             faults.failWrites(1)
-            #expect(throws: Perf.LedgerError.self) { try writer.append(.sampleSpan(sequence: 0)) }
+            #expect(throws: LedgerError.self) { try writer.append(.sampleSpan(sequence: 0)) }
             try writer.append(.sampleSpan(sequence: 1))
             try writer.append(.sampleSpan(sequence: 2))
-            var small = Perf.LedgerEvent(kind: .note, name: "n", session: "s", timestampMs: 0)
+            var small = LedgerEvent(kind: .note, name: "n", session: "s", timestampMs: 0)
             small.count = 3
             try writer.append(small)
             #expect(fileSize(directory.ledger) <= cap && fileSize(directory.previous) <= cap)
             #expect(writer.statistics.gapReports == 1)
-            let (events, _) = try Perf.LedgerReader(directory: directory.url).readAll()
+            let (events, _) = try LedgerReader(directory: directory.url).readAll()
             #expect(events.map(\.kind) == [.span, .dropped, .note])
         }
 
@@ -57,12 +57,12 @@
             let directory = try TemporaryDirectory()
             defer { directory.remove() }
             let faults = SyscallFaultInjector()
-            let writer = try Perf.LedgerWriter(
+            let writer = try LedgerWriter(
                 directory: directory.url, capBytes: 1 << 20, syscalls: FileSyscalls(faults: faults))
             faults.shortWrite()
-            #expect(throws: Perf.LedgerError.self) { try writer.append(.sampleSpan(sequence: 0)) }
+            #expect(throws: LedgerError.self) { try writer.append(.sampleSpan(sequence: 0)) }
             try writer.append(.sampleSpan(sequence: 1))
-            let (events, summary) = try Perf.LedgerReader(directory: directory.url).readAll()
+            let (events, summary) = try LedgerReader(directory: directory.url).readAll()
             #expect(events.map(\.kind) == [.dropped, .span])
             #expect(events.map(\.count) == [1, 1])
             #expect(summary.malformedLines == 1)
@@ -73,14 +73,14 @@
             defer { directory.remove() }
             let faults = SyscallFaultInjector()
             let cap = lineLength() * 2
-            let writer = try Perf.LedgerWriter(
+            let writer = try LedgerWriter(
                 directory: directory.url, capBytes: cap, syscalls: FileSyscalls(faults: faults))
             for sequence in 0..<2 { try writer.append(.sampleSpan(sequence: sequence)) }
             faults.fail(.rename, 1, errno: EACCES)
-            #expect(throws: Perf.LedgerError.self) { try writer.append(.sampleSpan(sequence: 2)) }
+            #expect(throws: LedgerError.self) { try writer.append(.sampleSpan(sequence: 2)) }
             try writer.append(.sampleSpan(sequence: 3))
             #expect(writer.statistics.rotations == 1)
-            let (events, _) = try Perf.LedgerReader(directory: directory.url).readAll()
+            let (events, _) = try LedgerReader(directory: directory.url).readAll()
             #expect(events.map(\.kind) == [.span, .span, .dropped, .span])
         }
 
@@ -89,13 +89,13 @@
             defer { directory.remove() }
             let faults = SyscallFaultInjector()
             let cap = lineLength() * 2
-            let writer = try Perf.LedgerWriter(
+            let writer = try LedgerWriter(
                 directory: directory.url, capBytes: cap, syscalls: FileSyscalls(faults: faults))
             for sequence in 0..<2 { try writer.append(.sampleSpan(sequence: sequence)) }
             faults.fail(.open, 1, errno: EMFILE)
-            #expect(throws: Perf.LedgerError.self) { try writer.append(.sampleSpan(sequence: 2)) }
+            #expect(throws: LedgerError.self) { try writer.append(.sampleSpan(sequence: 2)) }
             try writer.append(.sampleSpan(sequence: 3))
-            let (events, _) = try Perf.LedgerReader(directory: directory.url).readAll()
+            let (events, _) = try LedgerReader(directory: directory.url).readAll()
             #expect(events.map(\.kind) == [.span, .span, .dropped, .span])
             #expect(events.map(\.count) == [0, 1, 1, 3])
             #expect(fileSize(directory.previous) <= cap && fileSize(directory.ledger) <= cap)
@@ -105,15 +105,15 @@
             let directory = try TemporaryDirectory()
             defer { directory.remove() }
             let faults = SyscallFaultInjector()
-            let writer = try Perf.LedgerWriter(
+            let writer = try LedgerWriter(
                 directory: directory.url, capBytes: 1 << 20, syscalls: FileSyscalls(faults: faults))
             try FileManager.default.removeItem(at: directory.url)
             faults.failWrites(1, errno: ENOENT)
-            #expect(throws: Perf.LedgerError.self) { try writer.append(.sampleSpan(sequence: 0)) }
+            #expect(throws: LedgerError.self) { try writer.append(.sampleSpan(sequence: 0)) }
             try writer.append(.sampleSpan(sequence: 1))
             var info = stat()
             #expect(stat(directory.url.path, &info) == 0 && info.st_mode & 0o777 == 0o700)
-            let (events, _) = try Perf.LedgerReader(directory: directory.url).readAll()
+            let (events, _) = try LedgerReader(directory: directory.url).readAll()
             #expect(events.map(\.kind) == [.dropped, .span])
         }
 

@@ -7,16 +7,16 @@ import Testing
 
 @Suite struct LedgerReaderTests {
     private func read(_ contents: [UInt8], previous: [UInt8]? = nil) throws -> (
-        [Perf.LedgerEvent], Perf.LedgerReader.Summary
+        [LedgerEvent], LedgerReader.Summary
     ) {
         let directory = try TemporaryDirectory("reader")
         defer { directory.remove() }
         try Data(contents).write(to: directory.ledger)
         if let previous { try Data(previous).write(to: directory.previous) }
-        return try Perf.LedgerReader(directory: directory.url, maximumLineBytes: 10 * 1024 * 1024).readAll()
+        return try LedgerReader(directory: directory.url, maximumLineBytes: 10 * 1024 * 1024).readAll()
     }
 
-    private func line(_ event: Perf.LedgerEvent) -> [UInt8] {
+    private func line(_ event: LedgerEvent) -> [UInt8] {
         var bytes: [UInt8] = []
         LedgerEncoder.encodeLine(event, into: &bytes)
         return bytes
@@ -31,8 +31,8 @@ import Testing
     @Test func missingFilesReadAsEmpty() throws {
         let directory = try TemporaryDirectory("reader")
         defer { directory.remove() }
-        let (events, summary) = try Perf.LedgerReader(directory: directory.url).readAll()
-        #expect(events.isEmpty && summary == Perf.LedgerReader.Summary())
+        let (events, summary) = try LedgerReader(directory: directory.url).readAll()
+        #expect(events.isEmpty && summary == LedgerReader.Summary())
     }
 
     @Test func unknownKindsAreSkippedButCountedAndUnknownKeysKept() throws {
@@ -47,7 +47,7 @@ import Testing
         let directory = try TemporaryDirectory("reader")
         defer { directory.remove() }
         try Data(text.utf8).write(to: directory.ledger)
-        let all = try Perf.LedgerReader(directory: directory.url).readAll(includingUnknownKinds: true)
+        let all = try LedgerReader(directory: directory.url).readAll(includingUnknownKinds: true)
         #expect(all.events.map(\.kind.rawValue) == ["teleport", "note"])
     }
 
@@ -110,7 +110,7 @@ import Testing
     /// Every prefix of a real ledger reads without crashing: whole lines are delivered and the
     /// cut line is a torn tail.
     @Test func truncationAtEveryOffsetDeliversTheWholeLines() throws {
-        var hang = Perf.LedgerEvent(kind: .hang, name: "main", session: "s", timestampMs: 1_796_216_400_000)
+        var hang = LedgerEvent(kind: .hang, name: "main", session: "s", timestampMs: 1_796_216_400_000)
         hang.stack = ["a \"quoted\" frame", "é😀"]
         hang.fatal = false
         let lines = [line(.sampleSpan(sequence: 1)), line(hang), line(.sampleSpan(sequence: 2))]
@@ -123,7 +123,7 @@ import Testing
         }
         let directory = try TemporaryDirectory("reader")
         defer { directory.remove() }
-        let reader = Perf.LedgerReader(directory: directory.url)
+        let reader = LedgerReader(directory: directory.url)
         for cut in 0...sample.count {
             try Data(sample[..<cut]).write(to: directory.ledger)
             let (events, summary) = try reader.readAll()
@@ -139,7 +139,7 @@ import Testing
         var random = SeededRandom(seed: seed)
         let directory = try TemporaryDirectory("reader")
         defer { directory.remove() }
-        let reader = Perf.LedgerReader(directory: directory.url)
+        let reader = LedgerReader(directory: directory.url)
         let sample = line(.sampleSpan(sequence: 1))
         let structural = Array(#"{}[]",:\u0tfn-1.e"#.utf8)
         for round in 0..<300 {

@@ -7,14 +7,14 @@ import Testing
 @testable import Perf
 
 extension TemporaryDirectory {
-    var ledger: URL { url.appendingPathComponent(Perf.LedgerWriter.fileName) }
-    var previous: URL { url.appendingPathComponent(Perf.LedgerWriter.previousFileName) }
+    var ledger: URL { url.appendingPathComponent(LedgerWriter.fileName) }
+    var previous: URL { url.appendingPathComponent(LedgerWriter.previousFileName) }
 }
 
-extension Perf.LedgerEvent {
+extension LedgerEvent {
     /// A typical over-budget span line.
-    static func sampleSpan(sequence: Int = 0, session: String = "s-1") -> Perf.LedgerEvent {
-        var event = Perf.LedgerEvent(kind: .span, name: "api.get", session: session, timestampMs: 1_796_216_400_123)
+    static func sampleSpan(sequence: Int = 0, session: String = "s-1") -> LedgerEvent {
+        var event = LedgerEvent(kind: .span, name: "api.get", session: session, timestampMs: 1_796_216_400_123)
         event.durationMs = 1234.5
         event.budgetMs = 1000
         event.exit = "success"

@@ -11,17 +11,17 @@ import Testing
     @Test func createsTheFileWithMode0600AndAppendsReadableLines() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let writer = try Perf.LedgerWriter(directory: directory.url)
+        let writer = try LedgerWriter(directory: directory.url)
         for sequence in 0..<10 { try writer.append(.sampleSpan(sequence: sequence)) }
         var info = stat()
         #expect(stat(directory.ledger.path, &info) == 0)
         #expect(info.st_mode & 0o777 == 0o600)
-        let (events, summary) = try Perf.LedgerReader(directory: directory.url).readAll()
+        let (events, summary) = try LedgerReader(directory: directory.url).readAll()
         #expect(events.map(\.count) == Array(0..<10))
         #expect(
             summary
                 == {
-                    var s = Perf.LedgerReader.Summary(); s.events = 10; return s
+                    var s = LedgerReader.Summary(); s.events = 10; return s
                 }())
         #expect(writer.statistics.linesWritten == 10)
         #expect(writer.statistics.bytesWritten == fileSize(directory.ledger))
@@ -32,11 +32,11 @@ import Testing
         defer { directory.remove() }
         let line = try lineLength()
         do {
-            let writer = try Perf.LedgerWriter(directory: directory.url, capBytes: line * 3)
+            let writer = try LedgerWriter(directory: directory.url, capBytes: line * 3)
             for sequence in 0..<2 { try writer.append(.sampleSpan(sequence: sequence)) }
         }
         // A second writer starts from the 2 lines on disk: the 4th line overall must rotate.
-        let writer = try Perf.LedgerWriter(directory: directory.url, capBytes: line * 3)
+        let writer = try LedgerWriter(directory: directory.url, capBytes: line * 3)
         try writer.append(.sampleSpan(sequence: 2))
         #expect(writer.statistics.rotations == 0)
         try writer.append(.sampleSpan(sequence: 3))
@@ -49,11 +49,11 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let cap = try lineLength() * 4 + 10
-        let writer = try Perf.LedgerWriter(directory: directory.url, capBytes: cap)
+        let writer = try LedgerWriter(directory: directory.url, capBytes: cap)
         for sequence in 0..<14 { try writer.append(.sampleSpan(sequence: sequence)) }
         #expect(writer.statistics.rotations == 3)
         #expect(fileSize(directory.ledger) <= cap && fileSize(directory.previous) <= cap)
-        let (events, _) = try Perf.LedgerReader(directory: directory.url).readAll()
+        let (events, _) = try LedgerReader(directory: directory.url).readAll()
         // .prev holds lines 8–11, the current file 12–13: oldest first, the older file replaced.
         #expect(events.map(\.count) == Array(8..<14))
     }
@@ -61,12 +61,12 @@ import Testing
     @Test func aLineLargerThanTheCapIsDroppedAndReported() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let writer = try Perf.LedgerWriter(directory: directory.url, capBytes: 400)
-        var huge = Perf.LedgerEvent.sampleSpan()
+        let writer = try LedgerWriter(directory: directory.url, capBytes: 400)
+        var huge = LedgerEvent.sampleSpan()
         huge.stack = Array(repeating: String(repeating: "f", count: 100), count: 10)
-        #expect(throws: Perf.LedgerError.self) { try writer.append(huge) }
+        #expect(throws: LedgerError.self) { try writer.append(huge) }
         try writer.append(.sampleSpan(sequence: 1))
-        let (events, _) = try Perf.LedgerReader(directory: directory.url).readAll()
+        let (events, _) = try LedgerReader(directory: directory.url).readAll()
         #expect(events.map(\.kind) == [.dropped, .span])
         #expect(events.first?.count == 1)
     }
@@ -76,11 +76,11 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let cap = 64 * 1024
-        let writer = try Perf.LedgerWriter(directory: directory.url, capBytes: cap)
+        let writer = try LedgerWriter(directory: directory.url, capBytes: cap)
         let failures = SharedCounter()
         DispatchQueue.concurrentPerform(iterations: 8) { thread in
             for sequence in 0..<5000 {
-                var event = Perf.LedgerEvent.sampleSpan(sequence: thread * 5000 + sequence, session: "t\(thread)")
+                var event = LedgerEvent.sampleSpan(sequence: thread * 5000 + sequence, session: "t\(thread)")
                 event.detail = String(repeating: "x", count: sequence % 50)
                 do { try writer.append(event) } catch { failures.increment() }
             }
@@ -96,7 +96,7 @@ import Testing
                 #expect(object?["kind"] as? String == "span")
             }
         }
-        let (events, summary) = try Perf.LedgerReader(directory: directory.url).readAll()
+        let (events, summary) = try LedgerReader(directory: directory.url).readAll()
         #expect(summary.malformedLines == 0 && summary.tornTail == 0)
         // Within one thread, lines appear in the order that thread wrote them.
         var last: [String: Int] = [:]
@@ -110,13 +110,13 @@ import Testing
     @Test func withALargeCapTheLineCountEqualsTheEventCountExactly() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let writer = try Perf.LedgerWriter(directory: directory.url, capBytes: 64 << 20)
+        let writer = try LedgerWriter(directory: directory.url, capBytes: 64 << 20)
         DispatchQueue.concurrentPerform(iterations: 8) { thread in
             for sequence in 0..<5000 {
                 try? writer.append(.sampleSpan(sequence: thread * 5000 + sequence))
             }
         }
-        let (events, summary) = try Perf.LedgerReader(directory: directory.url).readAll()
+        let (events, summary) = try LedgerReader(directory: directory.url).readAll()
         #expect(ledgerLines(directory.ledger).count == 40_000)
         #expect(Set(events.compactMap(\.count)) == Set(0..<40_000))
         #expect(summary.events == 40_000 && summary.malformedLines == 0)
@@ -126,12 +126,12 @@ import Testing
     @Test func aDeletedFileIsNoticedAndReopened() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let writer = try Perf.LedgerWriter(directory: directory.url, capBytes: 1 << 20)
+        let writer = try LedgerWriter(directory: directory.url, capBytes: 1 << 20)
         try writer.append(.sampleSpan(sequence: 0))
         try FileManager.default.removeItem(at: directory.ledger)
-        let interval = Perf.LedgerWriter.deletionCheckInterval
+        let interval = LedgerWriter.deletionCheckInterval
         for sequence in 1...(interval + 1) { try writer.append(.sampleSpan(sequence: sequence)) }
-        let (events, _) = try Perf.LedgerReader(directory: directory.url).readAll()
+        let (events, _) = try LedgerReader(directory: directory.url).readAll()
         #expect(events.first?.kind == .dropped)
         #expect((events.first?.count ?? 0) >= interval - 1)
         #expect(events.last?.count == interval + 1)
@@ -139,11 +139,11 @@ import Testing
 
     @Test func anUnopenableDirectoryThrowsAnErrorThatSaysWhatToDo() {
         #expect {
-            try Perf.LedgerWriter(directory: URL(fileURLWithPath: "/proc/perf-ledger-test/none"))
+            try LedgerWriter(directory: URL(fileURLWithPath: "/proc/perf-ledger-test/none"))
         } throws: { error in
-            guard let error = error as? Perf.LedgerError else { return false }
+            guard let error = error as? LedgerError else { return false }
             return error.code == .open && error.errno != nil && error.description.contains("set PERF_DIR")
-                && error.path.hasSuffix(Perf.LedgerWriter.fileName)
+                && error.path.hasSuffix(LedgerWriter.fileName)
         }
     }
 
@@ -151,9 +151,9 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         try Data(#"{"v":1,"kind":"span","na"#.utf8).write(to: directory.ledger)
-        let writer = try Perf.LedgerWriter(directory: directory.url)
+        let writer = try LedgerWriter(directory: directory.url)
         try writer.append(.sampleSpan(sequence: 7))
-        let (events, summary) = try Perf.LedgerReader(directory: directory.url).readAll()
+        let (events, summary) = try LedgerReader(directory: directory.url).readAll()
         #expect(events.map(\.count) == [7])
         #expect(summary.malformedLines == 1 && summary.tornTail == 0)
     }
@@ -161,9 +161,9 @@ import Testing
     @Test func appendsAfterCloseThrow() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let writer = try Perf.LedgerWriter(directory: directory.url)
+        let writer = try LedgerWriter(directory: directory.url)
         writer.close()
-        #expect(throws: Perf.LedgerError.self) { try writer.append(.sampleSpan()) }
+        #expect(throws: LedgerError.self) { try writer.append(.sampleSpan()) }
         #expect(fileSize(directory.ledger) == 0)
     }
 

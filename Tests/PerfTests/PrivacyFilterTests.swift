@@ -33,18 +33,18 @@ import Testing
         ("", ""),
     ])
     func hostileExamples(input: String, expected: String) {
-        #expect(Perf.PrivacyFilter.sanitize(detail: input) == expected)
+        #expect(PrivacyFilter.sanitize(detail: input) == expected)
     }
 
     @Test func otherStringsAreCutTo128BytesAtAScalarBoundary() {
         let long = String(repeating: "x", count: 300)
-        #expect(Perf.PrivacyFilter.sanitize(detail: long) == String(repeating: "x", count: 128))
+        #expect(PrivacyFilter.sanitize(detail: long) == String(repeating: "x", count: 128))
         let accented = "a" + String(repeating: "é", count: 100)
-        let cut = Perf.PrivacyFilter.sanitize(detail: accented)
+        let cut = PrivacyFilter.sanitize(detail: accented)
         #expect(cut.utf8.count == 127)
         #expect(cut == "a" + String(repeating: "é", count: 63))
         let emoji = String(repeating: "😀", count: 40)
-        #expect(Perf.PrivacyFilter.sanitize(detail: emoji) == String(repeating: "😀", count: 32))
+        #expect(PrivacyFilter.sanitize(detail: emoji) == String(repeating: "😀", count: 32))
     }
 
     /// 100,000 seeded hostile strings built from URL parts with secret markers in every place a
@@ -55,9 +55,9 @@ import Testing
         var generator = HostileURLGenerator()
         for round in 0..<100_000 {
             let input = generator.make(using: &random)
-            let output = Perf.PrivacyFilter.sanitize(detail: input)
+            let output = PrivacyFilter.sanitize(detail: input)
             let leaked = output.uppercased().contains("SECRET")
-            let tooLong = output.utf8.count > Perf.PrivacyFilter.maximumBytes
+            let tooLong = output.utf8.count > PrivacyFilter.maximumBytes
             let controls = output.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
             if leaked || tooLong || controls {
                 Issue.record("seed \(seed) round \(round): \(input.debugDescription) -> \(output.debugDescription)")
@@ -130,14 +130,14 @@ struct HostileURLGenerator {
             let length = Int(random.next() % 40)
             let bytes = (0..<length).map { _ in alphabet[Int(random.next() % UInt64(alphabet.count))] }
             let text = String(decoding: bytes, as: UTF8.self)
-            if Perf.PrivacyFilter.isPlainRoute(text) {
+            if PrivacyFilter.isPlainRoute(text) {
                 accepted += 1
-                #expect(Perf.PrivacyFilter.filtered(text) == text, "seed \(seed): \(text)")
+                #expect(PrivacyFilter.filtered(text) == text, "seed \(seed): \(text)")
             }
         }
         #expect(accepted > 100, "seed \(seed): the generator exercises the fast path")
-        #expect(Perf.PrivacyFilter.isPlainRoute("/v1/threads"))
-        #expect(!Perf.PrivacyFilter.isPlainRoute("//host/p"))
-        #expect(!Perf.PrivacyFilter.isPlainRoute(String(repeating: "a", count: 129)))
+        #expect(PrivacyFilter.isPlainRoute("/v1/threads"))
+        #expect(!PrivacyFilter.isPlainRoute("//host/p"))
+        #expect(!PrivacyFilter.isPlainRoute(String(repeating: "a", count: 129)))
     }
 }

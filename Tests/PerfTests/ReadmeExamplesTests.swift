@@ -40,7 +40,7 @@ extension PerfGlobalStateTests {
             Perf.shutdown()
 
             #expect(user == "user 7")
-            let events = try Perf.LedgerReader(directory: directory.url).readAll().events
+            let events = try LedgerReader(directory: directory.url).readAll().events
             #expect(events.contains { $0.name == "api.get" && $0.detail == "/v1/threads" && $0.count == 3 })
             #expect(events.contains { $0.name == "socket.session" && $0.exit == "success" })
         }

@@ -20,7 +20,7 @@ import Testing
         #expect(printed.suffix(2) == ["ack 299", "done"])
         let size = try FileManager.default.attributesOfItem(atPath: directory.ledger.path)[.size] as? Int
         #expect(size.map { $0 <= limit } == true, "\(String(describing: size))")
-        let (events, _) = try Perf.LedgerReader(directory: directory.url).readAll()
+        let (events, _) = try LedgerReader(directory: directory.url).readAll()
         #expect(events.contains { $0.kind == .span && $0.name == "reliability.write" })
     }
 }

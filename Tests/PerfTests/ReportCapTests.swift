@@ -11,11 +11,11 @@ import Testing
     /// Writes `megabytes` of ledger (half in `.prev`) and payloads; returns the line count.
     static func generate(in directory: URL, ledgerMegabytes: Int, payloads: Int, spanNames: Int) throws -> Int {
         var lines = 0
-        for file in [Perf.LedgerWriter.previousFileName, Perf.LedgerWriter.fileName] {
+        for file in [LedgerWriter.previousFileName, LedgerWriter.fileName] {
             var bytes: [UInt8] = []
             bytes.reserveCapacity(ledgerMegabytes << 19)
             while bytes.count < ledgerMegabytes << 19 {
-                var event = Perf.LedgerEvent(
+                var event = LedgerEvent(
                     kind: .span, name: "span.\(lines % spanNames)", session: "s\(lines / 50_000)",
                     timestampMs: 1_796_216_400_000 + Int64(lines))
                 event.durationMs = Double(lines % 977) + 0.5
@@ -38,7 +38,7 @@ import Testing
         // Eight sessions' payloads, each filed under many times: encoding is the slow part.
         let encoded = (0..<8).map { session in
             Data(
-                Perf.DiagnosticSnapshot(
+                DiagnosticSnapshot(
                     session: "s\(session)", takenAtMs: 1_796_216_400_000 + Int64(session), reason: "periodic",
                     app: Perf.AppInfo(name: "big"), host: .current(), process: .current(), spans: spans, hangs: [:]
                 ).jsonBytes)
@@ -63,7 +63,7 @@ import Testing
         #expect(total >= 50_000_000)
         var progress: [String] = []
         let cap = 2 * 1024 * 1024
-        let bytes = try Perf.ReportBuilder(directory: directory.url, capBytes: cap).build { progress.append($0) }
+        let bytes = try ReportBuilder(directory: directory.url, capBytes: cap).build { progress.append($0) }
         #expect(bytes.count <= cap)
         #expect(bytes.count > cap - 64 * 1024, "the cap should be used, not wasted")
         #expect(!progress.isEmpty, "a large directory reports progress")

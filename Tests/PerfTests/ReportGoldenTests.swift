@@ -7,7 +7,7 @@ import Testing
 
 @Suite struct ReportGoldenTests {
     @Test func fixtureReportMatchesTheGoldenFile() throws {
-        let bytes = try Perf.ReportBuilder(directory: ReportFixture.data).build()
+        let bytes = try ReportBuilder(directory: ReportFixture.data).build()
         if ProcessInfo.processInfo.environment["PERF_UPDATE_GOLDEN"] == "1" {
             try Data(bytes).write(to: ReportFixture.golden)
         }
@@ -20,7 +20,7 @@ import Testing
     }
 
     @Test func fixtureReportTellsTheStoryOfTheCrash() throws {
-        let bytes = try Perf.ReportBuilder(directory: ReportFixture.data).build()
+        let bytes = try ReportBuilder(directory: ReportFixture.data).build()
         let report = try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
         #expect(report["schema"] as? String == "perf-report")
         #expect(report["schemaVersion"] as? Int == 1)
@@ -65,17 +65,17 @@ import Testing
         let copy = try ReportFixture.copy()
         defer { copy.remove() }
         let before = try ReportFixture.fingerprint(copy.url)
-        let first = try Perf.ReportBuilder(directory: copy.url).build()
-        let second = try Perf.ReportBuilder(directory: copy.url).build()
+        let first = try ReportBuilder(directory: copy.url).build()
+        let second = try ReportBuilder(directory: copy.url).build()
         #expect(first == second)
         #expect(try ReportFixture.fingerprint(copy.url) == before)
     }
 
     @Test func aSmallCapKeepsTheReportUnderItAndSaysWhatWasLeftOut() throws {
         let cap = 6 * 1024
-        let bytes = try Perf.ReportBuilder(directory: ReportFixture.data, capBytes: cap).build()
+        let bytes = try ReportBuilder(directory: ReportFixture.data, capBytes: cap).build()
         #expect(bytes.count <= cap)
-        let full = try Perf.ReportBuilder(directory: ReportFixture.data).build()
+        let full = try ReportBuilder(directory: ReportFixture.data).build()
         #expect(full.count > cap, "the fixture must exceed the small cap for this test to mean anything")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
         let truncated = try #require(report["truncated"] as? [String: Any])

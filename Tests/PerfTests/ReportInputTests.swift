@@ -9,7 +9,7 @@ import Testing
 @Suite struct ReportInputTests {
     private func buildError(_ directory: URL) -> Perf.ReportError? {
         do {
-            _ = try Perf.ReportBuilder(directory: directory).build()
+            _ = try ReportBuilder(directory: directory).build()
             return nil
         } catch {
             return error
@@ -46,7 +46,7 @@ import Testing
         try Data(bytes).write(to: directory.ledger)
         let error = buildError(directory.url)
         #expect(error?.code == .invalidLedger)
-        #expect(error?.description.contains(Perf.LedgerWriter.fileName) == true)
+        #expect(error?.description.contains(LedgerWriter.fileName) == true)
     }
 
     @Test(.enabled(if: geteuid() != 0, "root reads any directory"))
@@ -71,18 +71,18 @@ import Testing
         try FileManager.default.createDirectory(at: directory.ledger, withIntermediateDirectories: false)
         let error = buildError(directory.url)
         #expect(error?.code == .unreadable)
-        #expect(error?.description.contains(Perf.LedgerWriter.fileName) == true)
+        #expect(error?.description.contains(LedgerWriter.fileName) == true)
     }
 
     @Test func aLiveDirectoryWithAPayloadBeingWrittenIsReadAsIs() throws {
         let copy = try ReportFixture.copy()
         defer { copy.remove() }
-        let before = try Perf.ReportBuilder(directory: copy.url).build()
+        let before = try ReportBuilder(directory: copy.url).build()
         // What a writer mid-way leaves: a temporary payload and a line without its newline.
         let folder = copy.url.appendingPathComponent("perf-diagnostics")
         try Data("{\"schema\":\"perf-diag".utf8).write(
             to: folder.appendingPathComponent(".tmp-1-20991231T000000000Z-x.json"))
-        let after = try Perf.ReportBuilder(directory: copy.url).build()
+        let after = try ReportBuilder(directory: copy.url).build()
         #expect(after == before)
     }
 }

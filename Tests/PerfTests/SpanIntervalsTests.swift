@@ -11,14 +11,14 @@ import Testing
 
 @Suite struct SpanIntervalsTests {
     /// A ring of `count` spans 1 ms apart on two threads, read at monotonic `10 s`, wall `now`.
-    private static func intervals(count: Int, capacity: Int = 64) -> Perf.SpanIntervals {
+    private static func intervals(count: Int, capacity: Int = 64) -> SpanIntervals {
         let flight = FlightRecorder(capacity: capacity)
         for index in 0..<count {
             flight.record(
                 "interval.span", startNanos: 1_000_000_000 + UInt64(index) * 1_000_000, durationNanos: 250_000,
                 budgetNanos: index.isMultiple(of: 2) ? 500_000 : nil, exit: index == 3 ? .failure : .success)
         }
-        return Perf.SpanIntervals(
+        return SpanIntervals(
             snapshot: flight.snapshot(), capacity: flight.capacity, monotonicNanos: 10_000_000_000,
             wallNanos: 1_796_216_400_123_456_789, threadName: { "t\($0)" })
     }
@@ -38,19 +38,19 @@ import Testing
 
     @Test func payloadsCarryIntervalsAndOlderPayloadsHaveNone() throws {
         let intervals = Self.intervals(count: 40)
-        let snapshot = Perf.DiagnosticSnapshot(
+        let snapshot = DiagnosticSnapshot(
             session: "s1", takenAtMs: 1_796_216_400_123, reason: "on-demand", app: Perf.AppInfo(name: "a"),
-            host: .current(), process: Perf.ProcessFigures(), spans: [:], hangs: [:], intervals: intervals)
-        #expect(try Perf.DiagnosticSnapshot(jsonBytes: snapshot.jsonBytes) == snapshot)
+            host: .current(), process: ProcessFigures(), spans: [:], hangs: [:], intervals: intervals)
+        #expect(try DiagnosticSnapshot(jsonBytes: snapshot.jsonBytes) == snapshot)
         var older = snapshot
         older.intervals = nil
         let text = String(decoding: older.jsonBytes, as: UTF8.self)
         #expect(!text.contains("intervals"))
-        #expect(try Perf.DiagnosticSnapshot(jsonBytes: older.jsonBytes).intervals == nil)
+        #expect(try DiagnosticSnapshot(jsonBytes: older.jsonBytes).intervals == nil)
         // A damaged block costs only itself.
         let damaged = String(decoding: snapshot.jsonBytes, as: UTF8.self)
             .replacingOccurrences(of: "\"epochUnixMs\":", with: "\"epochUnixMsX\":")
-        let parsed = try Perf.DiagnosticSnapshot(jsonBytes: Array(damaged.utf8))
+        let parsed = try DiagnosticSnapshot(jsonBytes: Array(damaged.utf8))
         #expect(parsed.intervals == nil)
         #expect(parsed.session == "s1")
     }
@@ -59,21 +59,21 @@ import Testing
         let directory = try TemporaryDirectory("intervals-cap")
         defer { directory.remove() }
         let intervals = Self.intervals(count: 4096, capacity: 4096)
-        let snapshot = Perf.DiagnosticSnapshot(
+        let snapshot = DiagnosticSnapshot(
             session: "abcdabcdabcdabcd", takenAtMs: 1_796_216_400_123, reason: "shutdown",
-            app: Perf.AppInfo(name: "a"), host: .current(), process: Perf.ProcessFigures(), spans: [:], hangs: [:],
+            app: Perf.AppInfo(name: "a"), host: .current(), process: ProcessFigures(), spans: [:], hangs: [:],
             intervals: intervals)
         let name = DiagnosticFiles.fileName(takenAtMs: snapshot.takenAtMs, session: snapshot.session)
         _ = try DiagnosticFiles.write(snapshot.jsonBytes, name: name, dataDirectory: directory.url.path)
 
-        let whole = try Perf.ReportBuilder(directory: directory.url).build()
+        let whole = try ReportBuilder(directory: directory.url).build()
         let full = try #require(try JSONSerialization.jsonObject(with: Data(whole)) as? [String: Any])
         let blocks = try #require(full["intervals"] as? [[String: Any]])
         #expect((blocks.first?["spans"] as? [Any])?.count == 4096)
         #expect(full["truncated"] is NSNull)
 
         let cap = 160 * 1024
-        let capped = try Perf.ReportBuilder(directory: directory.url, capBytes: cap).build()
+        let capped = try ReportBuilder(directory: directory.url, capBytes: cap).build()
         #expect(capped.count <= cap)
         let report = try #require(try JSONSerialization.jsonObject(with: Data(capped)) as? [String: Any])
         let kept = try #require((report["intervals"] as? [[String: Any]])?.first?["spans"] as? [[String: Any]])
@@ -114,9 +114,9 @@ extension PerfGlobalStateTests {
             #expect(abs(recent.epochUnixMs - wall) < 60_000)
 
             let url = try Perf.captureDiagnostics()
-            let snapshot = try Perf.DiagnosticSnapshot(jsonBytes: [UInt8](Data(contentsOf: url)))
+            let snapshot = try DiagnosticSnapshot(jsonBytes: [UInt8](Data(contentsOf: url)))
             #expect(snapshot.intervals?.spans.map(\.name).suffix(1) == ["flight.slow"])
-            let report = try Perf.ReportBuilder(directory: directory.url).build()
+            let report = try ReportBuilder(directory: directory.url).build()
             let input = try ExportInput(bytes: report, path: "report.json")
             #expect(input.hasIntervals)
             #expect(input.threads.contains { $0.threadID == Int64(tid) })

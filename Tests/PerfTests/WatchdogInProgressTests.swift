@@ -106,7 +106,7 @@ extension PerfGlobalStateTests {
             Perf.shutdown()
             #expect(!watchdog.isRunning)
             gate.open()
-            let (events, _) = try Perf.LedgerReader(directory: directory.url).readAll()
+            let (events, _) = try LedgerReader(directory: directory.url).readAll()
             let hangs = events.filter { $0.kind == .hang }
             #expect(hangs.count == 1, "\(hangs)")
             let hang = try #require(hangs.first)

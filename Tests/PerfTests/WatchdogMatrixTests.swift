@@ -94,7 +94,7 @@ extension PerfGlobalStateTests {
         /// watchdog gave exactly one hang line that brackets it, names the blocking function and
         /// says what it waited for, and no thread blocked in a system call was signalled.
         private func check(_ cases: [Case], hangsIn directory: URL, target: String = "queue") throws {
-            let (events, _) = try Perf.LedgerReader(directory: directory).readAll()
+            let (events, _) = try LedgerReader(directory: directory).readAll()
             let hangs = events.filter { $0.kind == .hang }
             for run in cases {
                 let kind = run.kind

@@ -11,13 +11,13 @@ enum DiagnosticsCapture {
     static func capture(_ runtime: PerfRuntime, reason: String) throws(Perf.ReportError) -> String? {
         guard let directory = runtime.directory else { return nil }
         let takenAtMs = Int64(runtime.clock.wallNanos() / 1_000_000)
-        let snapshot = Perf.DiagnosticSnapshot(
+        let snapshot = DiagnosticSnapshot(
             session: runtime.sessionID, takenAtMs: takenAtMs, reason: reason, app: runtime.configuration.app,
             host: .current(), process: .current(), spans: PerfState.histograms.snapshot(),
             hangs: PerfState.hangHistograms.snapshot(), intervals: runtime.recentSpans())
         let name = DiagnosticFiles.fileName(takenAtMs: takenAtMs, session: runtime.sessionID)
         let path = try DiagnosticFiles.write(snapshot.jsonBytes, name: name, dataDirectory: directory.path)
-        var line = Perf.LedgerEvent(kind: .diagnostic, name: reason, session: runtime.sessionID, timestampMs: takenAtMs)
+        var line = LedgerEvent(kind: .diagnostic, name: reason, session: runtime.sessionID, timestampMs: takenAtMs)
         line.extra["path"] = .string(DiagnosticFiles.directoryName + "/" + name)
         // The payload is on disk either way; a ledger that cannot take the line only loses the pointer.
         try? runtime.ledger?.append(line)

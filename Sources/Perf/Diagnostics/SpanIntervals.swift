@@ -3,129 +3,127 @@
 import Foundation
 import PerfCore
 
-extension Perf {
-    /// The most recent finished spans of one process, as diagnostics and reports carry them.
-    ///
-    /// Times are nanoseconds after ``epochUnixMs`` (the oldest span's start, rounded down to the
-    /// millisecond), so every number stays exact in a JSON double.
-    public struct SpanIntervals: Sendable, Equatable {
-        /// One finished span.
-        public struct Span: Sendable, Equatable {
-            /// The span name.
-            public var name: String
-            /// The kernel id of the thread that ended it.
-            public var threadID: Int32
-            /// Start, nanoseconds after ``SpanIntervals/epochUnixMs``.
-            public var startNanos: Int64
-            /// Duration in nanoseconds.
-            public var durationNanos: Int64
-            /// How it ended.
-            public var exit: PerformanceReport.Exit
-            /// Its budget, or `nil` for a span recorded every time.
-            public var budgetMs: Double?
+/// The most recent finished spans of one process, as diagnostics and reports carry them.
+///
+/// Times are nanoseconds after ``epochUnixMs`` (the oldest span's start, rounded down to the
+/// millisecond), so every number stays exact in a JSON double.
+public struct SpanIntervals: Sendable, Equatable {
+    /// One finished span.
+    public struct Span: Sendable, Equatable {
+        /// The span name.
+        public var name: String
+        /// The kernel id of the thread that ended it.
+        public var threadID: Int32
+        /// Start, nanoseconds after ``SpanIntervals/epochUnixMs``.
+        public var startNanos: Int64
+        /// Duration in nanoseconds.
+        public var durationNanos: Int64
+        /// How it ended.
+        public var exit: PerformanceReport.Exit
+        /// Its budget, or `nil` for a span recorded every time.
+        public var budgetMs: Double?
 
-            /// Creates a span.
-            public init(
-                name: String, threadID: Int32, startNanos: Int64, durationNanos: Int64,
-                exit: PerformanceReport.Exit = .success, budgetMs: Double? = nil
-            ) {
-                self.name = name
-                self.threadID = threadID
-                self.startNanos = startNanos
-                self.durationNanos = durationNanos
-                self.exit = exit
-                self.budgetMs = budgetMs
-            }
-        }
-
-        /// Slots in the ring that held them.
-        public var capacity: Int
-        /// Spans recorded since the ring was made; the ring keeps the newest ``capacity``.
-        public var recorded: UInt64
-        /// The time origin of ``Span/startNanos``, milliseconds since the Unix epoch.
-        public var epochUnixMs: Int64
-        /// Thread names by kernel id, as the process saw them when the snapshot was taken.
-        public var threads: [Int32: String]
-        /// The spans, oldest first.
-        public var spans: [Span]
-
-        /// Converts a flight-recorder snapshot, given one reading of both clocks taken with it.
-        ///
-        /// - Parameters:
-        ///   - snapshot: What the ring held.
-        ///   - capacity: The ring's size.
-        ///   - monotonicNanos: CLOCK_MONOTONIC when the snapshot was taken.
-        ///   - wallNanos: Wall time at the same moment.
-        ///   - threadName: Names a thread id (see ``currentThreadName(_:)``).
-        init(
-            snapshot: FlightRecorder.Snapshot, capacity: Int, monotonicNanos: UInt64, wallNanos: UInt64,
-            threadName: (Int32) -> String
+        /// Creates a span.
+        public init(
+            name: String, threadID: Int32, startNanos: Int64, durationNanos: Int64,
+            exit: PerformanceReport.Exit = .success, budgetMs: Double? = nil
         ) {
-            // Wall time of a monotonic reading: the offset between the clocks at the snapshot.
-            func wall(_ monotonic: UInt64) -> Int64 {
-                Int64(clamping: wallNanos) - Int64(clamping: monotonicNanos &- min(monotonic, monotonicNanos))
-            }
-            let oldest = snapshot.entries.map { wall($0.startMonotonicNanos) }.min() ?? Int64(clamping: wallNanos)
-            let epochMs = oldest >= 0 ? oldest / 1_000_000 : 0
-            self.capacity = capacity
-            self.recorded = snapshot.recorded
-            self.epochUnixMs = epochMs
-            self.spans = snapshot.entries.map { entry in
-                Span(
-                    name: entry.name, threadID: entry.threadID,
-                    startNanos: max(0, wall(entry.startMonotonicNanos) - epochMs * 1_000_000),
-                    durationNanos: Int64(clamping: entry.durationNanos), exit: PerformanceReport.Exit(entry.exit),
-                    budgetMs: entry.budgetNanos.map { Double($0) / 1_000_000 })
-            }
-            var threads: [Int32: String] = [:]
-            for id in Set(snapshot.entries.map(\.threadID)) { threads[id] = threadName(id) }
-            self.threads = threads
+            self.name = name
+            self.threadID = threadID
+            self.startNanos = startNanos
+            self.durationNanos = durationNanos
+            self.exit = exit
+            self.budgetMs = budgetMs
         }
+    }
 
-        /// Creates intervals from their parts.
-        public init(capacity: Int, recorded: UInt64, epochUnixMs: Int64, threads: [Int32: String], spans: [Span]) {
-            self.capacity = capacity
-            self.recorded = recorded
-            self.epochUnixMs = epochUnixMs
-            self.threads = threads
-            self.spans = spans
-        }
+    /// Slots in the ring that held them.
+    public var capacity: Int
+    /// Spans recorded since the ring was made; the ring keeps the newest ``capacity``.
+    public var recorded: UInt64
+    /// The time origin of ``Span/startNanos``, milliseconds since the Unix epoch.
+    public var epochUnixMs: Int64
+    /// Thread names by kernel id, as the process saw them when the snapshot was taken.
+    public var threads: [Int32: String]
+    /// The spans, oldest first.
+    public var spans: [Span]
 
-        /// A thread of this process by kernel id: `main` for the main thread, its `comm` name
-        /// otherwise, `thread <tid>` once it has exited.
-        static func currentThreadName(_ id: Int32) -> String {
-            if id == getpid() { return "main" }
-            let path = "/proc/self/task/\(id)/comm"
-            guard let name = try? String(contentsOfFile: path, encoding: .utf8) else { return "thread \(id)" }
-            let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
-            return trimmed.isEmpty ? "thread \(id)" : trimmed
+    /// Converts a flight-recorder snapshot, given one reading of both clocks taken with it.
+    ///
+    /// - Parameters:
+    ///   - snapshot: What the ring held.
+    ///   - capacity: The ring's size.
+    ///   - monotonicNanos: CLOCK_MONOTONIC when the snapshot was taken.
+    ///   - wallNanos: Wall time at the same moment.
+    ///   - threadName: Names a thread id (see ``currentThreadName(_:)``).
+    init(
+        snapshot: FlightRecorder.Snapshot, capacity: Int, monotonicNanos: UInt64, wallNanos: UInt64,
+        threadName: (Int32) -> String
+    ) {
+        // Wall time of a monotonic reading: the offset between the clocks at the snapshot.
+        func wall(_ monotonic: UInt64) -> Int64 {
+            Int64(clamping: wallNanos) - Int64(clamping: monotonicNanos &- min(monotonic, monotonicNanos))
         }
+        let oldest = snapshot.entries.map { wall($0.startMonotonicNanos) }.min() ?? Int64(clamping: wallNanos)
+        let epochMs = oldest >= 0 ? oldest / 1_000_000 : 0
+        self.capacity = capacity
+        self.recorded = snapshot.recorded
+        self.epochUnixMs = epochMs
+        self.spans = snapshot.entries.map { entry in
+            Span(
+                name: entry.name, threadID: entry.threadID,
+                startNanos: max(0, wall(entry.startMonotonicNanos) - epochMs * 1_000_000),
+                durationNanos: Int64(clamping: entry.durationNanos), exit: PerformanceReport.Exit(entry.exit),
+                budgetMs: entry.budgetNanos.map { Double($0) / 1_000_000 })
+        }
+        var threads: [Int32: String] = [:]
+        for id in Set(snapshot.entries.map(\.threadID)) { threads[id] = threadName(id) }
+        self.threads = threads
+    }
 
-        /// One span as the report writes it (keys sorted; `budgetMs` only when it had one).
-        static func json(_ span: Span) -> ReportJSON {
-            var members: [String: ReportJSON] = [
-                "name": .string(span.name), "tid": .int(Int64(span.threadID)), "startNs": .int(span.startNanos),
-                "durationNs": .int(span.durationNanos), "exit": .string(span.exit.rawValue),
-            ]
-            if let budget = span.budgetMs { members["budgetMs"] = .double(budget) }
-            return .object(members)
-        }
+    /// Creates intervals from their parts.
+    public init(capacity: Int, recorded: UInt64, epochUnixMs: Int64, threads: [Int32: String], spans: [Span]) {
+        self.capacity = capacity
+        self.recorded = recorded
+        self.epochUnixMs = epochUnixMs
+        self.threads = threads
+        self.spans = spans
+    }
 
-        /// The block for `session`, with the given spans (all of them, or the newest that fit a cap).
-        func json(session: String, takenAtMs: Int64, spans: [ReportJSON]) -> ReportJSON {
-            .object([
-                "session": .string(session), "takenAt": .string(LedgerTimestamp.string(ms: takenAtMs)),
-                "capacity": .int(Int64(capacity)), "recorded": .int(Int64(clamping: recorded)),
-                "epochUnixMs": .int(epochUnixMs),
-                "threads": .array(
-                    threads.keys.sorted().map { .object(["tid": .int(Int64($0)), "name": .string(threads[$0] ?? "")]) }),
-                "spans": .array(spans),
-            ])
-        }
+    /// A thread of this process by kernel id: `main` for the main thread, its `comm` name
+    /// otherwise, `thread <tid>` once it has exited.
+    static func currentThreadName(_ id: Int32) -> String {
+        if id == getpid() { return "main" }
+        let path = "/proc/self/task/\(id)/comm"
+        guard let name = try? String(contentsOfFile: path, encoding: .utf8) else { return "thread \(id)" }
+        let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
+        return trimmed.isEmpty ? "thread \(id)" : trimmed
+    }
+
+    /// One span as the report writes it (keys sorted; `budgetMs` only when it had one).
+    static func json(_ span: Span) -> ReportJSON {
+        var members: [String: ReportJSON] = [
+            "name": .string(span.name), "tid": .int(Int64(span.threadID)), "startNs": .int(span.startNanos),
+            "durationNs": .int(span.durationNanos), "exit": .string(span.exit.rawValue),
+        ]
+        if let budget = span.budgetMs { members["budgetMs"] = .double(budget) }
+        return .object(members)
+    }
+
+    /// The block for `session`, with the given spans (all of them, or the newest that fit a cap).
+    func json(session: String, takenAtMs: Int64, spans: [ReportJSON]) -> ReportJSON {
+        .object([
+            "session": .string(session), "takenAt": .string(LedgerTimestamp.string(ms: takenAtMs)),
+            "capacity": .int(Int64(capacity)), "recorded": .int(Int64(clamping: recorded)),
+            "epochUnixMs": .int(epochUnixMs),
+            "threads": .array(
+                threads.keys.sorted().map { .object(["tid": .int(Int64($0)), "name": .string(threads[$0] ?? "")]) }),
+            "spans": .array(spans),
+        ])
     }
 }
 
-extension Perf.SpanIntervals: Codable {
+extension SpanIntervals: Codable {
     enum CodingKeys: String, CodingKey { case capacity, recorded, epochUnixMs, threads, spans }
 
     /// One `threads` entry.
@@ -175,7 +173,7 @@ extension Perf.SpanIntervals: Codable {
     }
 }
 
-extension Perf.SpanIntervals.Span: Codable {
+extension SpanIntervals.Span: Codable {
     enum CodingKeys: String, CodingKey {
         case name, threadID = "tid", startNanos = "startNs", durationNanos = "durationNs", exit, budgetMs
     }

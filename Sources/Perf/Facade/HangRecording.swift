@@ -53,7 +53,7 @@ final class HangRecording: HangEventHandler {
     /// What the blocked thread waited for, privacy-filtered once here for the ledger line and the
     /// journalled marker alike (a file descriptor's path is the program's data).
     static func waitText(_ episode: Perf.HangWatchdog.Episode) -> String? {
-        episode.wait.map { Perf.PrivacyFilter.sanitize(detail: $0.description) }
+        episode.wait.map { PrivacyFilter.sanitize(detail: $0.description) }
     }
 
     /// Frames of the stack an in-progress marker keeps.

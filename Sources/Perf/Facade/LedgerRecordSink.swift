@@ -4,10 +4,10 @@ import PerfCore
 
 /// The inline sink that writes `perf-events.jsonl`: a line is on disk when `end()` returns.
 final class LedgerRecordSink: RecordSink {
-    let writer: Perf.LedgerWriter
+    let writer: LedgerWriter
     let sessionID: String
 
-    init(writer: Perf.LedgerWriter, sessionID: String) {
+    init(writer: LedgerWriter, sessionID: String) {
         self.writer = writer
         self.sessionID = sessionID
     }
@@ -22,35 +22,35 @@ final class LedgerRecordSink: RecordSink {
 enum LedgerLines {
     /// The ledger line for a record, or `nil` when the record does not belong in the ledger
     /// (an under-budget end of a registered span, a begin).
-    static func event(for record: Record, session: String) -> Perf.LedgerEvent? {
+    static func event(for record: Record, session: String) -> LedgerEvent? {
         switch record {
         case .spanEnded(let end):
             return span(end, session: session)
         case .spanBegan:
             return nil
         case .overdue(let overdue):
-            var event = Perf.LedgerEvent(
+            var event = LedgerEvent(
                 kind: .overdue, name: overdue.name, session: session, timestampMs: milliseconds(overdue.wallNanos))
             event.durationMs = ms(overdue.openForNanos)
             event.budgetMs = ms(overdue.budgetNanos)
             event.site = overdue.site
             return event
         case .unmatchedEnd(let unmatched):
-            var event = Perf.LedgerEvent(
+            var event = LedgerEvent(
                 kind: .note, name: unmatched.name ?? "perf.unmatchedEnd", session: session,
                 timestampMs: milliseconds(unmatched.wallNanos))
             event.extra["reason"] = .string("end without a matching begin")
             return event
         case .note(let note):
-            var event = Perf.LedgerEvent(
+            var event = LedgerEvent(
                 kind: .note, name: note.name, session: session, timestampMs: milliseconds(note.wallNanos))
-            event.detail = note.detail.map(Perf.PrivacyFilter.sanitize(detail:))
+            event.detail = note.detail.map(PrivacyFilter.sanitize(detail:))
             if note.suppressedCount > 0 { event.extra["suppressedCount"] = .int(Int64(note.suppressedCount)) }
             return event
         case .hang(let hang):
             return self.hang(hang, session: session)
         case .session(let sessionEvent):
-            var event = Perf.LedgerEvent(
+            var event = LedgerEvent(
                 kind: .session, name: sessionEvent.event.rawValue, session: sessionEvent.sessionID,
                 timestampMs: milliseconds(sessionEvent.wallNanos))
             event.detail = sessionEvent.note
@@ -58,23 +58,23 @@ enum LedgerLines {
         }
     }
 
-    static func span(_ end: SpanEndRecord, session: String) -> Perf.LedgerEvent? {
+    static func span(_ end: SpanEndRecord, session: String) -> LedgerEvent? {
         let abnormal = end.exit == .expired || end.exit == .orphaned
         guard end.isOverBudgetOrAlwaysRecorded || abnormal else { return nil }
         let endWall = end.startWallNanos &+ (end.durationNanos ?? 0)
-        var event = Perf.LedgerEvent(kind: .span, name: end.name, session: session, timestampMs: milliseconds(endWall))
+        var event = LedgerEvent(kind: .span, name: end.name, session: session, timestampMs: milliseconds(endWall))
         event.durationMs = end.durationNanos.map(ms)
         event.budgetMs = end.budgetNanos.map(ms)
         event.exit = end.exit.rawValue
-        event.detail = end.detail.map(Perf.PrivacyFilter.sanitize(detail:))
+        event.detail = end.detail.map(PrivacyFilter.sanitize(detail:))
         event.count = end.count
         event.site = end.site
-        if let reason = end.reason { event.extra["reason"] = .string(Perf.PrivacyFilter.sanitize(detail: reason)) }
+        if let reason = end.reason { event.extra["reason"] = .string(PrivacyFilter.sanitize(detail: reason)) }
         return event
     }
 
-    static func hang(_ hang: HangRecord, session: String) -> Perf.LedgerEvent {
-        var event = Perf.LedgerEvent(
+    static func hang(_ hang: HangRecord, session: String) -> LedgerEvent {
+        var event = LedgerEvent(
             kind: hang.kind == .hang ? .hang : .hitch, name: hang.targetName, session: session,
             timestampMs: milliseconds(hang.wallNanos))
         event.durationMs = hang.durationMs ?? ((hang.lowerMs + hang.upperMs) / 2 * 10).rounded() / 10

@@ -13,12 +13,12 @@ final class PerfRuntime: Sendable {
     let noteFloor: NoteFloor
     /// Where files go, when recording to disk.
     let directory: URL?
-    let ledger: Perf.LedgerWriter?
+    let ledger: LedgerWriter?
     let session: LiveSession?
 
     private init(
         configuration: Perf.Configuration, recorder: SpanRecorder, clock: any PerfClock, sessionID: String,
-        directory: URL?, ledger: Perf.LedgerWriter?, session: LiveSession?
+        directory: URL?, ledger: LedgerWriter?, session: LiveSession?
     ) {
         self.configuration = configuration
         self.recorder = recorder
@@ -53,11 +53,11 @@ final class PerfRuntime: Sendable {
         }
         let directory = InstallPolicy.dataDirectory(
             configured: configuration.directory, app: configuration.app, environment: environment)
-        let ledger: Perf.LedgerWriter
+        let ledger: LedgerWriter
         FileSizeSignal.ignoreUnlessHandled()
         do {
             try DataDirectory.prepare(directory)
-            ledger = try Perf.LedgerWriter(directory: directory, capBytes: configuration.ledgerCapBytes)
+            ledger = try LedgerWriter(directory: directory, capBytes: configuration.ledgerCapBytes)
         } catch {
             report(
                 "perf: recording in memory only: \(error) (set PERF_DIR to a writable directory, or "
@@ -88,12 +88,12 @@ final class PerfRuntime: Sendable {
     }
 
     /// The flight recorder's spans with wall times, or `nil` when the runtime keeps none.
-    func recentSpans() -> Perf.SpanIntervals? {
+    func recentSpans() -> SpanIntervals? {
         guard let flight = recorder.flightRecorder else { return nil }
         let snapshot = flight.snapshot()
-        return Perf.SpanIntervals(
+        return SpanIntervals(
             snapshot: snapshot, capacity: flight.capacity, monotonicNanos: clock.monotonicNanos(),
-            wallNanos: clock.wallNanos(), threadName: Perf.SpanIntervals.currentThreadName)
+            wallNanos: clock.wallNanos(), threadName: SpanIntervals.currentThreadName)
     }
 
     /// Ends the session cleanly: open registered spans close as cancelled, the end line and marker

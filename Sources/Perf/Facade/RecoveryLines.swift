@@ -3,15 +3,15 @@
 import PerfCore
 
 enum RecoveryLines {
-    static func events(for recovered: RecoveredSession) -> [Perf.LedgerEvent] {
+    static func events(for recovered: RecoveredSession) -> [LedgerEvent] {
         let startMs = LedgerLines.milliseconds(recovered.info?.startWallNanos ?? 0)
-        var lines: [Perf.LedgerEvent] = []
+        var lines: [LedgerEvent] = []
         switch recovered.status {
         case .terminated:
             // A clean end already wrote its own line; only spans it left open are news.
             break
         case .crashed:
-            var line = Perf.LedgerEvent(kind: .session, name: "crashed", session: recovered.id, timestampMs: startMs)
+            var line = LedgerEvent(kind: .session, name: "crashed", session: recovered.id, timestampMs: startMs)
             line.detail = recovered.recoveryNote
             if let info = recovered.info {
                 line.extra["pid"] = .int(Int64(info.pid))
@@ -20,12 +20,12 @@ enum RecoveryLines {
             }
             lines.append(line)
         case .unreadable(let reason):
-            var line = Perf.LedgerEvent(kind: .session, name: "unreadable", session: recovered.id, timestampMs: startMs)
+            var line = LedgerEvent(kind: .session, name: "unreadable", session: recovered.id, timestampMs: startMs)
             line.detail = String(reason.prefix(200))
             lines.append(line)
         }
         for span in recovered.orphanedSpans {
-            var line = Perf.LedgerEvent(
+            var line = LedgerEvent(
                 kind: .span, name: span.name, session: recovered.id,
                 timestampMs: LedgerLines.milliseconds(span.startWallNanos))
             line.exit = SpanExit.orphaned.rawValue
@@ -35,8 +35,8 @@ enum RecoveryLines {
             lines.append(line)
         }
         for marker in recovered.fatalMarkers {
-            let kind: Perf.LedgerEvent.Kind = marker.kind == "hitch" ? .hitch : .hang
-            var line = Perf.LedgerEvent(
+            let kind: LedgerEvent.Kind = marker.kind == "hitch" ? .hitch : .hang
+            var line = LedgerEvent(
                 kind: kind, name: marker.name, session: recovered.id,
                 timestampMs: LedgerLines.milliseconds(marker.startedWallNanos))
             let lastKnown = LedgerLines.ms(marker.lastKnownDurationNanos)

@@ -1,13 +1,13 @@
 // The hand-written JSON encoder for ledger lines: sorted keys, compact, no Foundation on the path.
 
-/// Encodes ``Perf/LedgerEvent`` values as compact JSON lines with keys in byte order.
+/// Encodes ``LedgerEvent`` values as compact JSON lines with keys in byte order.
 ///
 /// JSONEncoder costs ~8 µs per line here and sorts through dictionaries; the schema is fixed, so
-/// the keys are written in a precomputed order and only the rare ``Perf/LedgerEvent/extra`` keys
+/// the keys are written in a precomputed order and only the rare ``LedgerEvent/extra`` keys
 /// are merged in. Output is appended to a caller's buffer so the writer can reuse its capacity.
 package enum LedgerEncoder {
     /// Appends `event` as one JSON object followed by `\n`.
-    package static func encodeLine(_ event: Perf.LedgerEvent, into out: inout [UInt8]) {
+    package static func encodeLine(_ event: LedgerEvent, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "{"))
         var first = true
         if event.extra.isEmpty {
@@ -73,7 +73,7 @@ package enum LedgerEncoder {
     }
 
     private static func writeFixed(
-        _ key: FixedKey, of event: Perf.LedgerEvent, into out: inout [UInt8], first: inout Bool
+        _ key: FixedKey, of event: LedgerEvent, into out: inout [UInt8], first: inout Bool
     ) {
         switch key {
         case .budgetMs: writeNumber(key, event.budgetMs, into: &out, first: &first)
@@ -113,7 +113,7 @@ package enum LedgerEncoder {
         }
     }
 
-    private static func writeExtra(_ key: String, _ value: Perf.LedgerValue, into out: inout [UInt8], first: inout Bool)
+    private static func writeExtra(_ key: String, _ value: LedgerValue, into out: inout [UInt8], first: inout Bool)
     {
         if case .double(let number) = value, !number.isFinite { return }
         writeKey(key, into: &out, first: &first)

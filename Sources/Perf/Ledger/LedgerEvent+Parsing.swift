@@ -1,14 +1,14 @@
 // Builds a LedgerEvent from a parsed line: schema v1 keys typed, every other key kept in `extra`.
 
-extension Perf.LedgerEvent {
+extension LedgerEvent {
     /// Parses one line (without its `\n`); nil when the bytes are not a schema v1 object.
     ///
     /// Required: `v` (an integer ≥ 1), `ts` (ISO-8601 UTC), `kind`, `name` and `session`
     /// (strings). A schema key with the wrong type makes the line malformed; unknown keys are
     /// kept in ``extra`` unless their value is `null` or nested.
-    static func parse(line: UnsafeBufferPointer<UInt8>) -> Perf.LedgerEvent? {
+    static func parse(line: UnsafeBufferPointer<UInt8>) -> LedgerEvent? {
         guard let object = LedgerLineParser.parseObject(line) else { return nil }
-        return Perf.LedgerEvent(object: object)
+        return LedgerEvent(object: object)
     }
 
     init?(object: [String: LedgerLineParser.Value]) {

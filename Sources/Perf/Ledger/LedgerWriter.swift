@@ -3,364 +3,362 @@ import Foundation
 import Glibc
 import Synchronization
 
-extension Perf {
-    /// Appends events to `perf-events.jsonl`, one line per `write(2)`, safe from any thread.
+/// Appends events to `perf-events.jsonl`, one line per `write(2)`, safe from any thread.
+///
+/// The file is opened once with `O_WRONLY|O_APPEND|O_CREAT|O_CLOEXEC` (mode `0600`) and its
+/// size is tracked in memory from `fstat` at open, so an append costs one encode and one
+/// syscall. Concurrent appenders never interleave: each line is one `write(2)` on an
+/// append-mode descriptor. When a line would take the file past the cap, the appender that
+/// noticed renames it to `perf-events.jsonl.prev` (replacing the old one) and swaps in a new
+/// descriptor; the rename happens outside the lock the append path takes, appenders whose
+/// lines still fit keep writing to the old descriptor meanwhile, and no line is ever split
+/// across the two files, which both stay within the cap.
+///
+/// A line that cannot be written (disk full, short write, file or directory gone) is counted
+/// as dropped; the writer reopens the file and the next line that succeeds is preceded by a
+/// `dropped` line carrying the count, so readers see the gap.
+///
+/// ```swift
+/// let writer = try LedgerWriter(directory: dataDirectory)
+/// try writer.append(event)   // in the page cache when this returns: survives SIGKILL
+/// ```
+///
+/// - Note: A file deleted under the writer is noticed by a link-count check every
+///   ``deletionCheckInterval`` lines; the lines written since the previous check are counted
+///   as dropped.
+public final class LedgerWriter: Sendable {
+    /// The ledger's file name inside the data directory.
+    public static let fileName = "perf-events.jsonl"
+    /// The rotated file's name inside the data directory.
+    public static let previousFileName = "perf-events.jsonl.prev"
+    /// The default cap of each file: 512 KiB.
+    public static let defaultCapBytes = 512 * 1024
+    /// How many lines pass between checks that the file is still linked.
+    public static let deletionCheckInterval = 64
+
+    /// Counters since the writer was created.
+    public struct Statistics: Sendable, Equatable {
+        /// Lines written, gap reports included.
+        public var linesWritten: Int
+        /// Bytes written, newlines included.
+        public var bytesWritten: Int
+        /// Times the file was renamed to `.prev`.
+        public var rotations: Int
+        /// Lines that could not be written.
+        public var droppedLines: Int
+        /// `dropped` lines written to report gaps.
+        public var gapReports: Int
+    }
+
+    /// The ledger file's path.
+    public let path: String
+    /// The rotated file's path.
+    public let previousPath: String
+    /// The size at which the file rotates.
+    public let capBytes: Int
+
+    private let directoryPath: String
+    private let syscalls: FileSyscalls
+    private let state: Mutex<State>
+    /// Serialises the replacement of the descriptor (rotation, reopen after a failure). Only
+    /// appenders that need a new file wait on it; it is held across rename and open, never
+    /// taken by an append whose line fits.
+    private let replacementLock = Mutex<Void>(())
+    private let buffers = Mutex<[[UInt8]]>([])
+    private let linesWritten = Atomic<Int>(0)
+    private let bytesWritten = Atomic<Int>(0)
+    private let rotations = Atomic<Int>(0)
+    private let droppedLines = Atomic<Int>(0)
+    private let gapReports = Atomic<Int>(0)
+
+    private struct State: ~Copyable {
+        /// nil after a failure: the next append reopens.
+        var descriptor: LedgerDescriptor?
+        var size: Int
+        /// Bumped whenever `descriptor` changes, so two appenders do not both rotate.
+        var generation: UInt64
+        /// Lines lost since the last gap report.
+        var pendingDropped: Int
+        var closed: Bool
+    }
+
+    /// Opens (or creates) `perf-events.jsonl` in `directory`.
     ///
-    /// The file is opened once with `O_WRONLY|O_APPEND|O_CREAT|O_CLOEXEC` (mode `0600`) and its
-    /// size is tracked in memory from `fstat` at open, so an append costs one encode and one
-    /// syscall. Concurrent appenders never interleave: each line is one `write(2)` on an
-    /// append-mode descriptor. When a line would take the file past the cap, the appender that
-    /// noticed renames it to `perf-events.jsonl.prev` (replacing the old one) and swaps in a new
-    /// descriptor; the rename happens outside the lock the append path takes, appenders whose
-    /// lines still fit keep writing to the old descriptor meanwhile, and no line is ever split
-    /// across the two files, which both stay within the cap.
+    /// - Parameters:
+    ///   - directory: The data directory; it must exist.
+    ///   - capBytes: The size at which the file rotates to `.prev`; default 512 KiB.
+    /// - Throws: ``LedgerError`` with code `.open` if the file cannot be opened.
+    public convenience init(directory: URL, capBytes: Int = LedgerWriter.defaultCapBytes) throws(LedgerError) {
+        try self.init(directory: directory, capBytes: capBytes, syscalls: FileSyscalls())
+    }
+
+    init(directory: URL, capBytes: Int, syscalls: FileSyscalls) throws(LedgerError) {
+        self.directoryPath = directory.path
+        self.path = directory.appendingPathComponent(LedgerWriter.fileName).path
+        self.previousPath = directory.appendingPathComponent(LedgerWriter.previousFileName).path
+        self.capBytes = max(1, capBytes)
+        self.syscalls = syscalls
+        let opened: (LedgerDescriptor, Int)
+        switch Self.openFile(path: path, syscalls: syscalls) {
+        case .success(let value): opened = value
+        case .failure(let error): throw error
+        }
+        state = Mutex(State(descriptor: opened.0, size: opened.1, generation: 0, pendingDropped: 0, closed: false))
+    }
+
+    /// Encodes `event` and appends it with one `write(2)`.
     ///
-    /// A line that cannot be written (disk full, short write, file or directory gone) is counted
-    /// as dropped; the writer reopens the file and the next line that succeeds is preceded by a
-    /// `dropped` line carrying the count, so readers see the gap.
+    /// When this returns, the line is in the kernel's page cache and survives the process
+    /// being killed. On failure the line is counted as dropped and reported by the next line
+    /// that succeeds.
     ///
-    /// ```swift
-    /// let writer = try Perf.LedgerWriter(directory: dataDirectory)
-    /// try writer.append(event)   // in the page cache when this returns: survives SIGKILL
-    /// ```
-    ///
-    /// - Note: A file deleted under the writer is noticed by a link-count check every
-    ///   ``deletionCheckInterval`` lines; the lines written since the previous check are counted
-    ///   as dropped.
-    public final class LedgerWriter: Sendable {
-        /// The ledger's file name inside the data directory.
-        public static let fileName = "perf-events.jsonl"
-        /// The rotated file's name inside the data directory.
-        public static let previousFileName = "perf-events.jsonl.prev"
-        /// The default cap of each file: 512 KiB.
-        public static let defaultCapBytes = 512 * 1024
-        /// How many lines pass between checks that the file is still linked.
-        public static let deletionCheckInterval = 64
-
-        /// Counters since the writer was created.
-        public struct Statistics: Sendable, Equatable {
-            /// Lines written, gap reports included.
-            public var linesWritten: Int
-            /// Bytes written, newlines included.
-            public var bytesWritten: Int
-            /// Times the file was renamed to `.prev`.
-            public var rotations: Int
-            /// Lines that could not be written.
-            public var droppedLines: Int
-            /// `dropped` lines written to report gaps.
-            public var gapReports: Int
+    /// - Throws: ``LedgerError``: `.write`, `.shortWrite`, `.open`, `.rotate`,
+    ///   `.lineTooLong` or `.closed`. The facade swallows these: a host program never fails
+    ///   because of its instrumentation.
+    public func append(_ event: LedgerEvent) throws(LedgerError) {
+        var line = takeBuffer()
+        defer { returnBuffer(line) }
+        LedgerEncoder.encodeLine(event, into: &line)
+        guard line.count <= capBytes else {
+            recordDrop(1)
+            throw .lineTooLong(path: path, bytes: line.count, cap: capBytes)
         }
-
-        /// The ledger file's path.
-        public let path: String
-        /// The rotated file's path.
-        public let previousPath: String
-        /// The size at which the file rotates.
-        public let capBytes: Int
-
-        private let directoryPath: String
-        private let syscalls: FileSyscalls
-        private let state: Mutex<State>
-        /// Serialises the replacement of the descriptor (rotation, reopen after a failure). Only
-        /// appenders that need a new file wait on it; it is held across rename and open, never
-        /// taken by an append whose line fits.
-        private let replacementLock = Mutex<Void>(())
-        private let buffers = Mutex<[[UInt8]]>([])
-        private let linesWritten = Atomic<Int>(0)
-        private let bytesWritten = Atomic<Int>(0)
-        private let rotations = Atomic<Int>(0)
-        private let droppedLines = Atomic<Int>(0)
-        private let gapReports = Atomic<Int>(0)
-
-        private struct State: ~Copyable {
-            /// nil after a failure: the next append reopens.
-            var descriptor: LedgerDescriptor?
-            var size: Int
-            /// Bumped whenever `descriptor` changes, so two appenders do not both rotate.
-            var generation: UInt64
-            /// Lines lost since the last gap report.
-            var pendingDropped: Int
-            var closed: Bool
-        }
-
-        /// Opens (or creates) `perf-events.jsonl` in `directory`.
-        ///
-        /// - Parameters:
-        ///   - directory: The data directory; it must exist.
-        ///   - capBytes: The size at which the file rotates to `.prev`; default 512 KiB.
-        /// - Throws: ``Perf/LedgerError`` with code `.open` if the file cannot be opened.
-        public convenience init(directory: URL, capBytes: Int = LedgerWriter.defaultCapBytes) throws(LedgerError) {
-            try self.init(directory: directory, capBytes: capBytes, syscalls: FileSyscalls())
-        }
-
-        init(directory: URL, capBytes: Int, syscalls: FileSyscalls) throws(LedgerError) {
-            self.directoryPath = directory.path
-            self.path = directory.appendingPathComponent(LedgerWriter.fileName).path
-            self.previousPath = directory.appendingPathComponent(LedgerWriter.previousFileName).path
-            self.capBytes = max(1, capBytes)
-            self.syscalls = syscalls
-            let opened: (LedgerDescriptor, Int)
-            switch Self.openFile(path: path, syscalls: syscalls) {
-            case .success(let value): opened = value
-            case .failure(let error): throw error
-            }
-            state = Mutex(State(descriptor: opened.0, size: opened.1, generation: 0, pendingDropped: 0, closed: false))
-        }
-
-        /// Encodes `event` and appends it with one `write(2)`.
-        ///
-        /// When this returns, the line is in the kernel's page cache and survives the process
-        /// being killed. On failure the line is counted as dropped and reported by the next line
-        /// that succeeds.
-        ///
-        /// - Throws: ``Perf/LedgerError``: `.write`, `.shortWrite`, `.open`, `.rotate`,
-        ///   `.lineTooLong` or `.closed`. The facade swallows these: a host program never fails
-        ///   because of its instrumentation.
-        public func append(_ event: LedgerEvent) throws(LedgerError) {
-            var line = takeBuffer()
-            defer { returnBuffer(line) }
-            LedgerEncoder.encodeLine(event, into: &line)
-            guard line.count <= capBytes else {
+        while true {
+            switch reserve(lineBytes: line.count, event: event) {
+            case .closed:
                 recordDrop(1)
-                throw .lineTooLong(path: path, bytes: line.count, cap: capBytes)
-            }
-            while true {
-                switch reserve(lineBytes: line.count, event: event) {
-                case .closed:
+                throw .closed(path: path)
+            case .replace(let generation, let rotate):
+                if let error = replaceDescriptor(expectedGeneration: generation, rotate: rotate) {
                     recordDrop(1)
-                    throw .closed(path: path)
-                case .replace(let generation, let rotate):
-                    if let error = replaceDescriptor(expectedGeneration: generation, rotate: rotate) {
-                        recordDrop(1)
-                        throw error
-                    }
-                case .write(let descriptor, let gapLine, let gapCount):
-                    try write(line, after: gapLine, gapCount: gapCount, to: descriptor)
-                    return
+                    throw error
                 }
+            case .write(let descriptor, let gapLine, let gapCount):
+                try write(line, after: gapLine, gapCount: gapCount, to: descriptor)
+                return
             }
         }
+    }
 
-        /// The counters so far.
-        public var statistics: Statistics {
-            Statistics(
-                linesWritten: linesWritten.load(ordering: .relaxed),
-                bytesWritten: bytesWritten.load(ordering: .relaxed),
-                rotations: rotations.load(ordering: .relaxed),
-                droppedLines: droppedLines.load(ordering: .relaxed),
-                gapReports: gapReports.load(ordering: .relaxed))
+    /// The counters so far.
+    public var statistics: Statistics {
+        Statistics(
+            linesWritten: linesWritten.load(ordering: .relaxed),
+            bytesWritten: bytesWritten.load(ordering: .relaxed),
+            rotations: rotations.load(ordering: .relaxed),
+            droppedLines: droppedLines.load(ordering: .relaxed),
+            gapReports: gapReports.load(ordering: .relaxed))
+    }
+
+    /// Stops writing; later appends throw `.closed`. The descriptor closes once in-flight
+    /// appends finish.
+    public func close() {
+        state.withLock {
+            $0.closed = true
+            $0.descriptor = nil
         }
+    }
 
-        /// Stops writing; later appends throw `.closed`. The descriptor closes once in-flight
-        /// appends finish.
-        public func close() {
-            state.withLock {
-                $0.closed = true
-                $0.descriptor = nil
+    private enum Reservation {
+        case closed
+        case replace(generation: UInt64, rotate: Bool)
+        case write(LedgerDescriptor, gapLine: [UInt8]?, gapCount: Int)
+    }
+
+    /// Claims room for the line in the current file under the state lock: no syscall here.
+    private func reserve(lineBytes: Int, event: LedgerEvent) -> Reservation {
+        state.withLock { state in
+            if state.closed { return .closed }
+            guard let descriptor = state.descriptor else {
+                return .replace(generation: state.generation, rotate: false)
+            }
+            var gapLine: [UInt8]?
+            var total = lineBytes
+            if state.pendingDropped > 0 {
+                // Rare: only after a failure. The gap report rides in the same write(2); it
+                // waits for a line it fits beside, so even a fresh file stays within the cap.
+                var gap = LedgerEvent(
+                    kind: .dropped, name: "ledger", session: event.session, timestampMs: event.timestampMs)
+                gap.count = state.pendingDropped
+                var bytes: [UInt8] = []
+                LedgerEncoder.encodeLine(gap, into: &bytes)
+                if lineBytes + bytes.count <= capBytes {
+                    total += bytes.count
+                    gapLine = bytes
+                }
+            }
+            if state.size + total > capBytes, state.size > 0 {
+                return .replace(generation: state.generation, rotate: true)
+            }
+            let gapCount = gapLine == nil ? 0 : state.pendingDropped
+            state.pendingDropped -= gapCount
+            state.size += total
+            return .write(descriptor, gapLine: gapLine, gapCount: gapCount)
+        }
+    }
+
+    private func write(
+        _ line: [UInt8], after gapLine: [UInt8]?, gapCount: Int, to descriptor: LedgerDescriptor
+    ) throws(LedgerError) {
+        let bytes = gapLine.map { $0 + line } ?? line
+        let result = bytes.withUnsafeBytes { syscalls.write(descriptor.fd, $0) }
+        switch result {
+        case .success(let written) where written == bytes.count:
+            let lines = gapLine == nil ? 1 : 2
+            linesWritten.add(lines, ordering: .relaxed)
+            bytesWritten.add(written, ordering: .relaxed)
+            if gapLine != nil { gapReports.add(1, ordering: .relaxed) }
+            let total = descriptor.linesWritten.add(lines, ordering: .relaxed).newValue
+            if total / LedgerWriter.deletionCheckInterval != (total - lines) / LedgerWriter.deletionCheckInterval {
+                checkStillLinked(descriptor, linesSoFar: total)
+            }
+        case .success(let written):
+            fail(descriptor, lost: 1 + gapCount)
+            throw .shortWrite(path: path, wrote: written, of: bytes.count)
+        case .failure(let errno):
+            fail(descriptor, lost: 1 + gapCount)
+            throw .write(path: path, errno: errno)
+        }
+    }
+
+    /// A write failed: count the loss (the gap report's own count is restored) and make the
+    /// next append reopen, which also terminates any half-written line.
+    private func fail(_ descriptor: LedgerDescriptor, lost: Int) {
+        state.withLock { state in
+            state.pendingDropped += lost
+            if state.descriptor === descriptor {
+                state.descriptor = nil
+                state.generation &+= 1
             }
         }
+        droppedLines.add(1, ordering: .relaxed)
+    }
 
-        private enum Reservation {
-            case closed
-            case replace(generation: UInt64, rotate: Bool)
-            case write(LedgerDescriptor, gapLine: [UInt8]?, gapCount: Int)
+    private func recordDrop(_ count: Int) {
+        state.withLock { $0.pendingDropped += count }
+        droppedLines.add(count, ordering: .relaxed)
+    }
+
+    /// Writes to an unlinked file succeed and vanish; a periodic link count catches that.
+    private func checkStillLinked(_ descriptor: LedgerDescriptor, linesSoFar: Int) {
+        guard let info = syscalls.fstat(descriptor.fd) else { return }
+        let verified = descriptor.linesVerified.exchange(linesSoFar, ordering: .relaxed)
+        guard info.links == 0 else { return }
+        let lost = max(0, linesSoFar - verified)
+        let current = state.withLock { state in
+            guard state.descriptor === descriptor else { return false }
+            state.descriptor = nil
+            state.generation &+= 1
+            state.pendingDropped += lost
+            return true
         }
+        if current { droppedLines.add(lost, ordering: .relaxed) }
+    }
 
-        /// Claims room for the line in the current file under the state lock: no syscall here.
-        private func reserve(lineBytes: Int, event: LedgerEvent) -> Reservation {
-            state.withLock { state in
-                if state.closed { return .closed }
-                guard let descriptor = state.descriptor else {
-                    return .replace(generation: state.generation, rotate: false)
+    /// Rotates (renames the full file to `.prev`) and/or opens a fresh file, unless another
+    /// appender already did since `expectedGeneration` was read.
+    private func replaceDescriptor(expectedGeneration: UInt64, rotate: Bool) -> LedgerError? {
+        replacementLock.withLock { _ -> LedgerError? in
+            let stillNeeded = state.withLock { $0.generation == expectedGeneration && !$0.closed }
+            guard stillNeeded else { return nil }
+            if rotate {
+                // Renaming over an existing file makes ext4 (auto_da_alloc) flush the renamed
+                // file's data first: ~300 µs measured, against ~100 µs for unlink + rename. The
+                // old .prev is about to be replaced anyway; a crash in between only loses it early.
+                _ = syscalls.unlink(previousPath)
+                if case .failure(let errno) = syscalls.rename(path, previousPath), errno != ENOENT {
+                    return .rotate(path: path, errno: errno)
                 }
-                var gapLine: [UInt8]?
-                var total = lineBytes
-                if state.pendingDropped > 0 {
-                    // Rare: only after a failure. The gap report rides in the same write(2); it
-                    // waits for a line it fits beside, so even a fresh file stays within the cap.
-                    var gap = LedgerEvent(
-                        kind: .dropped, name: "ledger", session: event.session, timestampMs: event.timestampMs)
-                    gap.count = state.pendingDropped
-                    var bytes: [UInt8] = []
-                    LedgerEncoder.encodeLine(gap, into: &bytes)
-                    if lineBytes + bytes.count <= capBytes {
-                        total += bytes.count
-                        gapLine = bytes
-                    }
-                }
-                if state.size + total > capBytes, state.size > 0 {
-                    return .replace(generation: state.generation, rotate: true)
-                }
-                let gapCount = gapLine == nil ? 0 : state.pendingDropped
-                state.pendingDropped -= gapCount
-                state.size += total
-                return .write(descriptor, gapLine: gapLine, gapCount: gapCount)
             }
-        }
-
-        private func write(
-            _ line: [UInt8], after gapLine: [UInt8]?, gapCount: Int, to descriptor: LedgerDescriptor
-        ) throws(LedgerError) {
-            let bytes = gapLine.map { $0 + line } ?? line
-            let result = bytes.withUnsafeBytes { syscalls.write(descriptor.fd, $0) }
-            switch result {
-            case .success(let written) where written == bytes.count:
-                let lines = gapLine == nil ? 1 : 2
-                linesWritten.add(lines, ordering: .relaxed)
-                bytesWritten.add(written, ordering: .relaxed)
-                if gapLine != nil { gapReports.add(1, ordering: .relaxed) }
-                let total = descriptor.linesWritten.add(lines, ordering: .relaxed).newValue
-                if total / LedgerWriter.deletionCheckInterval != (total - lines) / LedgerWriter.deletionCheckInterval {
-                    checkStillLinked(descriptor, linesSoFar: total)
-                }
-            case .success(let written):
-                fail(descriptor, lost: 1 + gapCount)
-                throw .shortWrite(path: path, wrote: written, of: bytes.count)
-            case .failure(let errno):
-                fail(descriptor, lost: 1 + gapCount)
-                throw .write(path: path, errno: errno)
+            var opened = Self.openFile(path: path, syscalls: syscalls)
+            if case .failure(let error) = opened, error.errno == ENOENT {
+                // The directory itself was removed: recreate it as the facade would.
+                _ = syscalls.makeDirectory(directoryPath, mode: 0o700)
+                opened = Self.openFile(path: path, syscalls: syscalls)
             }
-        }
-
-        /// A write failed: count the loss (the gap report's own count is restored) and make the
-        /// next append reopen, which also terminates any half-written line.
-        private func fail(_ descriptor: LedgerDescriptor, lost: Int) {
-            state.withLock { state in
-                state.pendingDropped += lost
-                if state.descriptor === descriptor {
+            switch opened {
+            case .failure(let error):
+                // After a rename the old descriptor points at .prev: appending there would
+                // overfill it, and rotating again would unlink it. Reopen next time instead.
+                state.withLock { state in
                     state.descriptor = nil
                     state.generation &+= 1
                 }
-            }
-            droppedLines.add(1, ordering: .relaxed)
-        }
-
-        private func recordDrop(_ count: Int) {
-            state.withLock { $0.pendingDropped += count }
-            droppedLines.add(count, ordering: .relaxed)
-        }
-
-        /// Writes to an unlinked file succeed and vanish; a periodic link count catches that.
-        private func checkStillLinked(_ descriptor: LedgerDescriptor, linesSoFar: Int) {
-            guard let info = syscalls.fstat(descriptor.fd) else { return }
-            let verified = descriptor.linesVerified.exchange(linesSoFar, ordering: .relaxed)
-            guard info.links == 0 else { return }
-            let lost = max(0, linesSoFar - verified)
-            let current = state.withLock { state in
-                guard state.descriptor === descriptor else { return false }
-                state.descriptor = nil
-                state.generation &+= 1
-                state.pendingDropped += lost
-                return true
-            }
-            if current { droppedLines.add(lost, ordering: .relaxed) }
-        }
-
-        /// Rotates (renames the full file to `.prev`) and/or opens a fresh file, unless another
-        /// appender already did since `expectedGeneration` was read.
-        private func replaceDescriptor(expectedGeneration: UInt64, rotate: Bool) -> LedgerError? {
-            replacementLock.withLock { _ -> LedgerError? in
-                let stillNeeded = state.withLock { $0.generation == expectedGeneration && !$0.closed }
-                guard stillNeeded else { return nil }
-                if rotate {
-                    // Renaming over an existing file makes ext4 (auto_da_alloc) flush the renamed
-                    // file's data first: ~300 µs measured, against ~100 µs for unlink + rename. The
-                    // old .prev is about to be replaced anyway; a crash in between only loses it early.
-                    _ = syscalls.unlink(previousPath)
-                    if case .failure(let errno) = syscalls.rename(path, previousPath), errno != ENOENT {
-                        return .rotate(path: path, errno: errno)
-                    }
+                return error
+            case .success(let (descriptor, size)):
+                let old = state.withLock { state -> LedgerDescriptor? in
+                    let old = state.descriptor
+                    state.descriptor = descriptor
+                    state.size = size
+                    state.generation &+= 1
+                    return old
                 }
-                var opened = Self.openFile(path: path, syscalls: syscalls)
-                if case .failure(let error) = opened, error.errno == ENOENT {
-                    // The directory itself was removed: recreate it as the facade would.
-                    _ = syscalls.makeDirectory(directoryPath, mode: 0o700)
-                    opened = Self.openFile(path: path, syscalls: syscalls)
-                }
-                switch opened {
-                case .failure(let error):
-                    // After a rename the old descriptor points at .prev: appending there would
-                    // overfill it, and rotating again would unlink it. Reopen next time instead.
-                    state.withLock { state in
-                        state.descriptor = nil
-                        state.generation &+= 1
-                    }
-                    return error
-                case .success(let (descriptor, size)):
-                    let old = state.withLock { state -> LedgerDescriptor? in
-                        let old = state.descriptor
-                        state.descriptor = descriptor
-                        state.size = size
-                        state.generation &+= 1
-                        return old
-                    }
-                    if rotate { rotations.add(1, ordering: .relaxed) }
-                    // The old descriptor closes when the last in-flight write releases it.
-                    withExtendedLifetime(old) {}
-                    return nil
+                if rotate { rotations.add(1, ordering: .relaxed) }
+                // The old descriptor closes when the last in-flight write releases it.
+                withExtendedLifetime(old) {}
+                return nil
+            }
+        }
+    }
+
+    /// Opens the file, reads its size, and ends a line torn by an earlier crash with `\n` so
+    /// the next line is not glued to it (the fragment then reads as one malformed line).
+    private static func openFile(path: String, syscalls: FileSyscalls) -> Result<
+        (LedgerDescriptor, Int), LedgerError
+    > {
+        let flags = O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC
+        switch syscalls.open(path, flags: flags, mode: 0o600) {
+        case .failure(let errno):
+            return .failure(.open(path: path, errno: errno))
+        case .success(let fd):
+            let descriptor = LedgerDescriptor(fd: Int32(fd), syscalls: syscalls)
+            var size = syscalls.fstat(descriptor.fd)?.size ?? 0
+            if size > 0, let last = lastByte(path: path, size: size, syscalls: syscalls), last != UInt8(ascii: "\n")
+            {
+                let newline: [UInt8] = [UInt8(ascii: "\n")]
+                if case .success(1) = newline.withUnsafeBytes({ syscalls.write(descriptor.fd, $0) }) {
+                    size += 1
                 }
             }
+            return .success((descriptor, size))
         }
+    }
 
-        /// Opens the file, reads its size, and ends a line torn by an earlier crash with `\n` so
-        /// the next line is not glued to it (the fragment then reads as one malformed line).
-        private static func openFile(path: String, syscalls: FileSyscalls) -> Result<
-            (LedgerDescriptor, Int), LedgerError
-        > {
-            let flags = O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC
-            switch syscalls.open(path, flags: flags, mode: 0o600) {
-            case .failure(let errno):
-                return .failure(.open(path: path, errno: errno))
-            case .success(let fd):
-                let descriptor = LedgerDescriptor(fd: Int32(fd), syscalls: syscalls)
-                var size = syscalls.fstat(descriptor.fd)?.size ?? 0
-                if size > 0, let last = lastByte(path: path, size: size, syscalls: syscalls), last != UInt8(ascii: "\n")
-                {
-                    let newline: [UInt8] = [UInt8(ascii: "\n")]
-                    if case .success(1) = newline.withUnsafeBytes({ syscalls.write(descriptor.fd, $0) }) {
-                        size += 1
-                    }
-                }
-                return .success((descriptor, size))
-            }
-        }
+    /// The append-only descriptor cannot read, so the last byte comes through a read-only one.
+    private static func lastByte(path: String, size: Int, syscalls: FileSyscalls) -> UInt8? {
+        guard case .success(let opened) = syscalls.openForReading(path) else { return nil }
+        let fd = Int32(opened)
+        defer { syscalls.close(fd) }
+        return syscalls.lastByte(fd, size: size)
+    }
 
-        /// The append-only descriptor cannot read, so the last byte comes through a read-only one.
-        private static func lastByte(path: String, size: Int, syscalls: FileSyscalls) -> UInt8? {
-            guard case .success(let opened) = syscalls.openForReading(path) else { return nil }
-            let fd = Int32(opened)
-            defer { syscalls.close(fd) }
-            return syscalls.lastByte(fd, size: size)
-        }
-
-        /// A line buffer with capacity from earlier appends: the steady state allocates nothing.
-        /// It is emptied here, where the pool's reference is the only one, so no copy is made.
-        private func takeBuffer() -> [UInt8] {
-            if var buffer = buffers.withLock({ $0.popLast() }) {
-                buffer.removeAll(keepingCapacity: true)
-                return buffer
-            }
-            var buffer: [UInt8] = []
-            buffer.reserveCapacity(1024)
+    /// A line buffer with capacity from earlier appends: the steady state allocates nothing.
+    /// It is emptied here, where the pool's reference is the only one, so no copy is made.
+    private func takeBuffer() -> [UInt8] {
+        if var buffer = buffers.withLock({ $0.popLast() }) {
+            buffer.removeAll(keepingCapacity: true)
             return buffer
         }
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(1024)
+        return buffer
+    }
 
-        private func returnBuffer(_ buffer: [UInt8]) {
-            buffers.withLock { pool in
-                if pool.count < 4 { pool.append(buffer) }
-            }
+    private func returnBuffer(_ buffer: [UInt8]) {
+        buffers.withLock { pool in
+            if pool.count < 4 { pool.append(buffer) }
         }
     }
 }
 
-extension Perf.LedgerWriter {
+extension LedgerWriter {
     /// Appends `event`'s line (keys sorted, `\n`-terminated) to `buffer`: the encoding `append`
     /// writes, for benchmarks and tools that write lines elsewhere.
     ///
     /// - Parameters:
     ///   - event: The event to encode.
     ///   - buffer: Receives the bytes; its existing contents are kept.
-    public static func encode(_ event: Perf.LedgerEvent, into buffer: inout [UInt8]) {
+    public static func encode(_ event: LedgerEvent, into buffer: inout [UInt8]) {
         LedgerEncoder.encodeLine(event, into: &buffer)
     }
 }

@@ -13,7 +13,7 @@ struct LedgerDigest {
         var sites: Set<String> = []
         var durations = LatencyHistogram()
 
-        mutating func add(_ event: Perf.LedgerEvent) {
+        mutating func add(_ event: LedgerEvent) {
             count += 1
             if let budget = event.budgetMs { budgetMs = budget }
             if let duration = event.durationMs {
@@ -67,7 +67,7 @@ struct LedgerDigest {
     var hangDurations = LatencyHistogram()
     var culprits: [String: Culprit] = [:]
     var newestMs: Int64?
-    var summary = Perf.LedgerReader.Summary()
+    var summary = LedgerReader.Summary()
 
     init(keepBytes: Int) { self.keepBytes = keepBytes }
 
@@ -77,7 +77,7 @@ struct LedgerDigest {
     /// Reads the ledger of `directory`.
     static func read(directory: String, keepBytes: Int) throws(Perf.ReportError) -> LedgerDigest {
         var digest = LedgerDigest(keepBytes: keepBytes)
-        let reader = Perf.LedgerReader(
+        let reader = LedgerReader(
             directory: URL(fileURLWithPath: directory), maximumLineBytes: ReportLimits.maximumLineBytes)
         do {
             digest.summary = try reader.forEachEvent { digest.add($0) }
@@ -87,7 +87,7 @@ struct LedgerDigest {
         return digest
     }
 
-    mutating func add(_ event: Perf.LedgerEvent) {
+    mutating func add(_ event: LedgerEvent) {
         newestMs = max(newestMs ?? event.timestampMs, event.timestampMs)
         var encoded: [UInt8] = []
         LedgerEncoder.encodeLine(event, into: &encoded)
@@ -117,7 +117,7 @@ struct LedgerDigest {
         }
     }
 
-    private mutating func noteSession(_ event: Perf.LedgerEvent) {
+    private mutating func noteSession(_ event: LedgerEvent) {
         if sessions[event.session] == nil {
             guard sessions.count < Self.maximumNames else {
                 omittedSessions += 1
@@ -143,7 +143,7 @@ struct LedgerDigest {
         }
     }
 
-    private mutating func addSpan(_ event: Perf.LedgerEvent) {
+    private mutating func addSpan(_ event: LedgerEvent) {
         if spans[event.name] == nil, spans.count >= Self.maximumNames {
             omittedSpanNames += 1
             return
@@ -153,7 +153,7 @@ struct LedgerDigest {
         spans[event.name, default: SpanLines()].add(event)
     }
 
-    private mutating func addHang(_ event: Perf.LedgerEvent) {
+    private mutating func addHang(_ event: LedgerEvent) {
         if event.suppressed != nil {
             suppressedHangs += 1
             return

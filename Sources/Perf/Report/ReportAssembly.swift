@@ -8,8 +8,8 @@ struct PayloadSet {
     let folder: String
     /// Payload names, newest first.
     let newestFirst: [String]
-    private var parsed: [String: Perf.DiagnosticSnapshot?] = [:]
-    private var parsedLight: [String: Perf.DiagnosticSnapshot?] = [:]
+    private var parsed: [String: DiagnosticSnapshot?] = [:]
+    private var parsedLight: [String: DiagnosticSnapshot?] = [:]
     private(set) var invalid = 0
 
     init(folder: String, names: [String]) {
@@ -19,12 +19,12 @@ struct PayloadSet {
 
     /// The snapshot in `name`, or `nil` when the file is unreadable, too large or not a payload.
     /// Without `histograms` its `spans` and `hangs` are empty (decoding them is most of the cost).
-    mutating func snapshot(_ name: String, histograms: Bool = true) -> Perf.DiagnosticSnapshot? {
+    mutating func snapshot(_ name: String, histograms: Bool = true) -> DiagnosticSnapshot? {
         if let known = parsed[name] { return known }
         if !histograms, let known = parsedLight[name] { return known }
-        var snapshot: Perf.DiagnosticSnapshot?
+        var snapshot: DiagnosticSnapshot?
         if case .success(let bytes) = ReportFile.read(folder + "/" + name, limit: ReportLimits.maximumPayloadBytes) {
-            snapshot = try? Perf.DiagnosticSnapshot(jsonBytes: bytes, histograms: histograms)
+            snapshot = try? DiagnosticSnapshot(jsonBytes: bytes, histograms: histograms)
         }
         // A file is counted invalid once, whichever way it was first read.
         if snapshot == nil, parsed[name] == nil, parsedLight[name] == nil { invalid += 1 }
@@ -34,9 +34,9 @@ struct PayloadSet {
 
     /// Each session's newest valid snapshot, newest first. The session part of a name stands
     /// for the session, so older payloads of a session already covered are never opened.
-    mutating func newestPerSession() -> [(name: String, snapshot: Perf.DiagnosticSnapshot)] {
+    mutating func newestPerSession() -> [(name: String, snapshot: DiagnosticSnapshot)] {
         var covered: Set<Substring> = []
-        var result: [(String, Perf.DiagnosticSnapshot)] = []
+        var result: [(String, DiagnosticSnapshot)] = []
         for name in newestFirst {
             let session = name.dropFirst(20).dropLast(5)
             guard !covered.contains(session), let snapshot = snapshot(name) else { continue }
@@ -74,7 +74,7 @@ struct ReportAssembly {
             "schemaVersion": .int(Int64(PerformanceReport.schemaVersion)),
             "generatedAt": .string(LedgerTimestamp.string(ms: generatedMs)),
             "generator": .string(PerformanceReport.generator),
-            "app": latest.map { Perf.DiagnosticSnapshot.json($0.app) } ?? appFromLedger(),
+            "app": latest.map { DiagnosticSnapshot.json($0.app) } ?? appFromLedger(),
             "host": latest?.host.json ?? .null,
             "hangs": ReportSections.hangs(digest, targets: hangHistograms),
         ]
@@ -171,13 +171,13 @@ struct ReportAssembly {
     /// Each session's flight-recorder block from its newest snapshot, newest session first; a
     /// block that does not fit whole keeps its newest spans.
     private func intervalBlocks(
-        _ newest: [(name: String, snapshot: Perf.DiagnosticSnapshot)], budget: inout Int, omitted: inout Omitted
+        _ newest: [(name: String, snapshot: DiagnosticSnapshot)], budget: inout Int, omitted: inout Omitted
     ) -> [ReportJSON] {
         var blocks: [ReportJSON] = []
         for (_, snapshot) in newest {
             guard let intervals = snapshot.intervals, !intervals.spans.isEmpty else { continue }
             // Serialised once: the bytes both size the cap and go into the report.
-            let spans = intervals.spans.map { ReportJSON.raw(Perf.SpanIntervals.json($0).bytes) }
+            let spans = intervals.spans.map { ReportJSON.raw(SpanIntervals.json($0).bytes) }
             let header = intervals.json(session: snapshot.session, takenAtMs: snapshot.takenAtMs, spans: [])
                 .bytes.count + 1
             guard header < budget else {

@@ -3,115 +3,113 @@ import Foundation
 import Glibc
 import PerfCore
 
-extension Perf {
-    /// Builds `performance-report.json` from a data directory.
+/// Builds `performance-report.json` from a data directory.
+///
+/// Building only reads: it never creates, renames or deletes anything in the directory, so it
+/// works on a copy taken from a machine whose process is still writing (a torn last line is
+/// counted, a payload being written is still under its temporary name and ignored).
+///
+/// The same directory always gives the same bytes: keys are sorted, every list has a fixed
+/// order, numbers have one spelling, and `generatedAt` is the time of the newest record in the
+/// directory rather than the clock of the machine building the report.
+///
+/// The output never exceeds ``capBytes``. What does not fit is left out in this order (first
+/// dropped last): older diagnostics, older ledger events, the newest diagnostic, spans with
+/// the fewest calls, the oldest sessions; `truncated` counts each.
+///
+/// ```swift
+/// let bytes = try ReportBuilder(directory: dataDirectory).build()
+/// ```
+///
+/// The file reads back as a ``PerformanceReport``; a contract test proves that every key
+/// written is one the model knows.
+public struct ReportBuilder: Sendable {
+    /// The `schema` of every report (``PerformanceReport/schema``).
+    public static let schema = PerformanceReport.schema
+    /// The major version this build writes; readers reject newer ones
+    /// (``PerformanceReport/schemaVersion``).
+    public static let schemaVersion = PerformanceReport.schemaVersion
+    /// The report's conventional file name (``PerformanceReport/fileName``).
+    public static let fileName = PerformanceReport.fileName
+    /// The `generator` of reports this build writes (``PerformanceReport/generator``).
+    public static let generator = PerformanceReport.generator
+
+    /// The data directory read.
+    public let directory: URL
+    /// The largest report, in bytes.
+    public let capBytes: Int
+
+    /// A builder of `directory`'s report.
     ///
-    /// Building only reads: it never creates, renames or deletes anything in the directory, so it
-    /// works on a copy taken from a machine whose process is still writing (a torn last line is
-    /// counted, a payload being written is still under its temporary name and ignored).
+    /// - Parameters:
+    ///   - directory: A Perf data directory (or a copy of one).
+    ///   - capBytes: The report's size cap; default 2 MiB, at least 4 KiB.
+    public init(directory: URL, capBytes: Int = 2 * 1024 * 1024) {
+        self.directory = directory
+        self.capBytes = max(capBytes, 4 * 1024)
+    }
+
+    /// Reads the directory and returns the report's bytes (ending in a newline).
     ///
-    /// The same directory always gives the same bytes: keys are sorted, every list has a fixed
-    /// order, numbers have one spelling, and `generatedAt` is the time of the newest record in the
-    /// directory rather than the clock of the machine building the report.
-    ///
-    /// The output never exceeds ``capBytes``. What does not fit is left out in this order (first
-    /// dropped last): older diagnostics, older ledger events, the newest diagnostic, spans with
-    /// the fewest calls, the oldest sessions; `truncated` counts each.
-    ///
-    /// ```swift
-    /// let bytes = try Perf.ReportBuilder(directory: dataDirectory).build()
-    /// ```
-    ///
-    /// The file reads back as a ``PerformanceReport``; a contract test proves that every key
-    /// written is one the model knows.
-    public struct ReportBuilder: Sendable {
-        /// The `schema` of every report (``PerformanceReport/schema``).
-        public static let schema = PerformanceReport.schema
-        /// The major version this build writes; readers reject newer ones
-        /// (``PerformanceReport/schemaVersion``).
-        public static let schemaVersion = PerformanceReport.schemaVersion
-        /// The report's conventional file name (``PerformanceReport/fileName``).
-        public static let fileName = PerformanceReport.fileName
-        /// The `generator` of reports this build writes (``PerformanceReport/generator``).
-        public static let generator = PerformanceReport.generator
-
-        /// The data directory read.
-        public let directory: URL
-        /// The largest report, in bytes.
-        public let capBytes: Int
-
-        /// A builder of `directory`'s report.
-        ///
-        /// - Parameters:
-        ///   - directory: A Perf data directory (or a copy of one).
-        ///   - capBytes: The report's size cap; default 2 MiB, at least 4 KiB.
-        public init(directory: URL, capBytes: Int = 2 * 1024 * 1024) {
-            self.directory = directory
-            self.capBytes = max(capBytes, 4 * 1024)
+    /// - Parameter progress: Called with one line per phase when the input is large (more
+    ///   than 8 MiB), for a command line to show on stderr.
+    /// - Throws: ``ReportError`` naming the directory or file: missing, unreadable, empty, or
+    ///   a ledger with no valid line.
+    public func build(progress: (String) -> Void = { _ in }) throws(Perf.ReportError) -> [UInt8] {
+        let path = directory.path
+        try Self.checkDirectory(path)
+        let payloadNames = try DiagnosticFiles.list(folder: path + "/" + DiagnosticFiles.directoryName)
+        let ledgerBytes =
+            Self.fileSize(path + "/" + LedgerWriter.fileName)
+            + Self.fileSize(path + "/" + LedgerWriter.previousFileName)
+        if ledgerBytes == 0, payloadNames.isEmpty, !Self.ledgerExists(path) {
+            throw Perf.ReportError(
+                .emptyDirectory, path: path,
+                "no \(LedgerWriter.fileName) and no diagnostic payloads; is this a Perf data directory?")
         }
-
-        /// Reads the directory and returns the report's bytes (ending in a newline).
-        ///
-        /// - Parameter progress: Called with one line per phase when the input is large (more
-        ///   than 8 MiB), for a command line to show on stderr.
-        /// - Throws: ``ReportError`` naming the directory or file: missing, unreadable, empty, or
-        ///   a ledger with no valid line.
-        public func build(progress: (String) -> Void = { _ in }) throws(ReportError) -> [UInt8] {
-            let path = directory.path
-            try Self.checkDirectory(path)
-            let payloadNames = try DiagnosticFiles.list(folder: path + "/" + DiagnosticFiles.directoryName)
-            let ledgerBytes =
-                Self.fileSize(path + "/" + LedgerWriter.fileName)
-                + Self.fileSize(path + "/" + LedgerWriter.previousFileName)
-            if ledgerBytes == 0, payloadNames.isEmpty, !Self.ledgerExists(path) {
-                throw ReportError(
-                    .emptyDirectory, path: path,
-                    "no \(LedgerWriter.fileName) and no diagnostic payloads; is this a Perf data directory?")
-            }
-            let large = ledgerBytes > 8 << 20
-            if large { progress("reading ledger (\(ledgerBytes >> 20) MiB)…") }
-            let digest = try LedgerDigest.read(directory: path, keepBytes: capBytes)
-            if digest.summary.events == 0, digest.summary.malformedLines > 0 {
-                throw ReportError(
-                    .invalidLedger, path: path + "/" + LedgerWriter.fileName,
-                    "not a Perf ledger: none of its \(digest.summary.malformedLines) lines is a ledger event")
-            }
-            if large { progress("reading \(payloadNames.count) diagnostic payloads…") }
-            let payloads = PayloadSet(folder: path + "/" + DiagnosticFiles.directoryName, names: payloadNames)
-            if large { progress("assembling the report…") }
-            var assembly = ReportAssembly(capBytes: capBytes, digest: digest, payloads: payloads)
-            return assembly.bytes()
+        let large = ledgerBytes > 8 << 20
+        if large { progress("reading ledger (\(ledgerBytes >> 20) MiB)…") }
+        let digest = try LedgerDigest.read(directory: path, keepBytes: capBytes)
+        if digest.summary.events == 0, digest.summary.malformedLines > 0 {
+            throw Perf.ReportError(
+                .invalidLedger, path: path + "/" + LedgerWriter.fileName,
+                "not a Perf ledger: none of its \(digest.summary.malformedLines) lines is a ledger event")
         }
+        if large { progress("reading \(payloadNames.count) diagnostic payloads…") }
+        let payloads = PayloadSet(folder: path + "/" + DiagnosticFiles.directoryName, names: payloadNames)
+        if large { progress("assembling the report…") }
+        var assembly = ReportAssembly(capBytes: capBytes, digest: digest, payloads: payloads)
+        return assembly.bytes()
+    }
 
-        /// Builds the report and writes it to `url` (temporary file, then rename).
-        public func write(to url: URL, progress: (String) -> Void = { _ in }) throws(ReportError) {
-            try ReportFile.write(try build(progress: progress), to: url.path)
-        }
+    /// Builds the report and writes it to `url` (temporary file, then rename).
+    public func write(to url: URL, progress: (String) -> Void = { _ in }) throws(Perf.ReportError) {
+        try ReportFile.write(try build(progress: progress), to: url.path)
+    }
 
-        static func checkDirectory(_ path: String) throws(ReportError) {
-            var info = stat()
-            guard stat(path, &info) == 0 else {
-                if errno == ENOENT { throw ReportError(.missingDirectory, path: path, "no such directory") }
-                throw ReportError(.unreadable, path: path, ReportError.describe(errno: errno))
-            }
-            guard info.st_mode & S_IFMT == S_IFDIR else {
-                throw ReportError(.missingDirectory, path: path, "not a directory")
-            }
-            guard let handle = opendir(path) else {
-                throw ReportError(.unreadable, path: path, ReportError.describe(errno: errno))
-            }
-            closedir(handle)
+    static func checkDirectory(_ path: String) throws(Perf.ReportError) {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            if errno == ENOENT { throw Perf.ReportError(.missingDirectory, path: path, "no such directory") }
+            throw Perf.ReportError(.unreadable, path: path, Perf.ReportError.describe(errno: errno))
         }
+        guard info.st_mode & S_IFMT == S_IFDIR else {
+            throw Perf.ReportError(.missingDirectory, path: path, "not a directory")
+        }
+        guard let handle = opendir(path) else {
+            throw Perf.ReportError(.unreadable, path: path, Perf.ReportError.describe(errno: errno))
+        }
+        closedir(handle)
+    }
 
-        static func fileSize(_ path: String) -> Int {
-            var info = stat()
-            return stat(path, &info) == 0 ? Int(info.st_size) : 0
-        }
+    static func fileSize(_ path: String) -> Int {
+        var info = stat()
+        return stat(path, &info) == 0 ? Int(info.st_size) : 0
+    }
 
-        static func ledgerExists(_ path: String) -> Bool {
-            access(path + "/" + LedgerWriter.fileName, F_OK) == 0
-                || access(path + "/" + LedgerWriter.previousFileName, F_OK) == 0
-        }
+    static func ledgerExists(_ path: String) -> Bool {
+        access(path + "/" + LedgerWriter.fileName, F_OK) == 0
+            || access(path + "/" + LedgerWriter.previousFileName, F_OK) == 0
     }
 }
 

@@ -99,7 +99,7 @@ enum ReportSections {
 
     /// One diagnostics entry: where it came from and the process figures (its histograms are
     /// already merged into `spans` and `hangs`).
-    static func diagnostic(_ snapshot: Perf.DiagnosticSnapshot, file: String) -> ReportJSON {
+    static func diagnostic(_ snapshot: DiagnosticSnapshot, file: String) -> ReportJSON {
         .object([
             "file": .string(DiagnosticFiles.directoryName + "/" + file), "session": .string(snapshot.session),
             "takenAt": .string(LedgerTimestamp.string(ms: snapshot.takenAtMs)), "reason": .string(snapshot.reason),

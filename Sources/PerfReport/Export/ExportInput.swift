@@ -152,7 +152,7 @@ public struct ExportInput: Sendable {
     /// The instrumented program (`unknown` when the report does not say).
     public var app: Perf.AppInfo
     /// The machine, when the report names it.
-    public var host: Perf.HostDescription?
+    public var host: HostDescription?
     /// The report's `generatedAt`, Unix nanoseconds (0 when absent).
     public var generatedAtUnixNanos: Int64
     /// Sessions, as listed.
@@ -195,7 +195,7 @@ public struct ExportInput: Sendable {
             name: report.app?.name ?? "unknown", version: report.app?.version ?? "0", build: report.app?.build ?? "0")
         host = report.host.flatMap { host in
             host.os.map { os in
-                Perf.HostDescription(
+                HostDescription(
                     os: os, kernel: host.kernel ?? "", arch: host.arch ?? "", cpuModel: host.cpuModel ?? "",
                     cores: host.cores ?? 0, memoryBytes: UInt64(max(0, host.memoryBytes ?? 0)),
                     swiftVersion: host.swiftVersion ?? "", buildConfiguration: host.buildConfiguration ?? "")

@@ -78,11 +78,11 @@ extension PerformanceReport {
         public var culprit: String?
         /// Keys outside the fixed schema (`app`, `version`, `pid` on session lines, `path` on
         /// diagnostic lines, `reason` on spans, …), as the ledger keeps them.
-        public var extra: [String: Perf.LedgerValue]
+        public var extra: [String: LedgerValue]
 
         /// Creates a line with the common keys; set the others afterwards.
         public init(kind: Kind, name: String, session: String, timestamp: Timestamp) {
-            self.version = Perf.LedgerEvent.currentVersion
+            self.version = LedgerEvent.currentVersion
             self.timestamp = timestamp
             self.session = session
             self.kind = kind
@@ -123,7 +123,7 @@ extension PerformanceReport {
             let open = try decoder.container(keyedBy: ReportKey.self)
             for key in open.allKeys where CodingKeys(stringValue: key.stringValue) == nil {
                 // As the ledger reader does: a null or nested value is not kept.
-                if let value = try? open.decode(Perf.LedgerValue.self, forKey: key) { extra[key.stringValue] = value }
+                if let value = try? open.decode(LedgerValue.self, forKey: key) { extra[key.stringValue] = value }
             }
         }
 
@@ -169,12 +169,12 @@ extension PerformanceReport {
         /// Why: `on-demand`, `periodic` or `shutdown`.
         public var reason: String?
         /// The process figures.
-        public var process: Perf.ProcessFigures
+        public var process: ProcessFigures
 
         /// Creates a diagnostics entry.
         public init(
             file: String? = nil, session: String, takenAt: Timestamp, reason: String? = nil,
-            process: Perf.ProcessFigures
+            process: ProcessFigures
         ) {
             self.file = file
             self.session = session
@@ -204,10 +204,10 @@ extension PerformanceReport {
         /// When the snapshot was taken.
         public var takenAt: Timestamp?
         /// What the ring held (its keys sit beside `session` and `takenAt` in the file).
-        public var flightRecorder: Perf.SpanIntervals
+        public var flightRecorder: SpanIntervals
 
         /// Creates a block.
-        public init(session: String, takenAt: Timestamp? = nil, flightRecorder: Perf.SpanIntervals) {
+        public init(session: String, takenAt: Timestamp? = nil, flightRecorder: SpanIntervals) {
             self.session = session
             self.takenAt = takenAt
             self.flightRecorder = flightRecorder
@@ -221,7 +221,7 @@ extension PerformanceReport {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             session = try container.required(.session)
             takenAt = try container.optional(.takenAt, context)
-            flightRecorder = try Perf.SpanIntervals(from: decoder)
+            flightRecorder = try SpanIntervals(from: decoder)
         }
 
         /// Writes one object: the session, the time and the ring's keys.
@@ -307,7 +307,7 @@ extension PerformanceReport {
     }
 }
 
-extension Perf.LedgerValue: Codable {
+extension LedgerValue: Codable {
     /// Reads a string, an integer, a number, `true`/`false` or an array of strings.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
@@ -323,7 +323,7 @@ extension Perf.LedgerValue: Codable {
             self = .strings(strings)
         } else {
             throw DecodingError.typeMismatch(
-                Perf.LedgerValue.self,
+                LedgerValue.self,
                 .init(codingPath: decoder.codingPath, debugDescription: "not a string, number, boolean or strings"))
         }
     }
@@ -341,7 +341,7 @@ extension Perf.LedgerValue: Codable {
     }
 }
 
-extension Perf.ProcessFigures: Encodable {
+extension ProcessFigures: Encodable {
     /// Writes the figures that are set (and `pressureTotalUs` when it has any).
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)

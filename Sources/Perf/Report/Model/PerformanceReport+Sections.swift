@@ -67,7 +67,7 @@ extension PerformanceReport {
         }
 
         /// The report's form of a snapshot's host.
-        public init(_ host: Perf.HostDescription) {
+        public init(_ host: HostDescription) {
             self.init(
                 os: host.os, kernel: host.kernel, arch: host.arch, cpuModel: host.cpuModel, cores: host.cores,
                 memoryBytes: Int64(clamping: host.memoryBytes), swiftVersion: host.swiftVersion,

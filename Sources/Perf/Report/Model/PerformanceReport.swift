@@ -1,10 +1,10 @@
-// performance-report.json as one typed value: what `Perf.ReportBuilder` writes and what every
+// performance-report.json as one typed value: what `ReportBuilder` writes and what every
 // reader (summary, budgets, compare, the exporters) reads, through one decoder.
 import Foundation
 
 /// A performance report: the typed form of `performance-report.json` (schema `perf-report`).
 ///
-/// `Perf.ReportBuilder` writes the file with its own deterministic writer (sorted keys, one
+/// `ReportBuilder` writes the file with its own deterministic writer (sorted keys, one
 /// spelling per number); this is how it is read back. Unknown keys are ignored, an absent section
 /// reads as empty, a newer schema major version is rejected, and (reading ``Reading/strict``) a
 /// value of the wrong type is an error naming its key path.

@@ -5,7 +5,7 @@ import PerfCore
 
 /// A string from a set that a newer writer may extend. Known values are cases; any other is kept
 /// (`other`), so decoding never fails on the value, and it is written back unchanged. A literal
-/// reads as its case, as with ``Perf/LedgerEvent/Kind`` (`status == "crashed"`).
+/// reads as its case, as with ``LedgerEvent/Kind`` (`status == "crashed"`).
 public protocol ReportEnumeration: RawRepresentable, Codable, Hashable, Sendable, CustomStringConvertible,
     ExpressibleByStringLiteral
 where RawValue == String {
