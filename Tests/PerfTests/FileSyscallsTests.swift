@@ -60,5 +60,56 @@
             }
             #expect(error.errno == ENOENT)
         }
+
+        @Test(arguments: [SyscallFaultInjector.Operation.open, .rename])
+        func aReportThatCannotBeWrittenLeavesNothingBehind(failing operation: SyscallFaultInjector.Operation) throws {
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            let path = directory.url.path + "/performance-report.json"
+            try ReportFile.write(Array("old".utf8), to: path)
+            let faults = SyscallFaultInjector()
+            faults.fail(operation, 1, errno: EACCES)
+            #expect(throws: Perf.ReportError(.writeFailed, path: operation == .open ? path + ".tmp" : path,
+                Perf.ReportError.describe(errno: EACCES))) {
+                try ReportFile.writeAtomically(
+                    Array("new".utf8), to: path, temporary: path + ".tmp", mode: 0o644,
+                    syscalls: FileSyscalls(faults: faults))
+            }
+            // The old report is whole and no temporary file is left.
+            #expect(try String(contentsOfFile: path, encoding: .utf8) == "old")
+            #expect(try FileSyscalls.live.listDirectory(directory.url.path).get() == ["performance-report.json"])
+        }
+
+        @Test func aFullDiskMidReportRemovesTheTemporaryAndAShortWriteIsCompleted() throws {
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            let path = directory.url.path + "/report.json"
+            let bytes = [UInt8](repeating: UInt8(ascii: "x"), count: 10_000)
+            let faults = SyscallFaultInjector()
+            faults.failWrites(1, errno: ENOSPC)
+            #expect(throws: Perf.ReportError.self) {
+                try ReportFile.writeAtomically(
+                    bytes, to: path, temporary: path + ".tmp", mode: 0o644, syscalls: FileSyscalls(faults: faults))
+            }
+            #expect(try FileSyscalls.live.listDirectory(directory.url.path).get().isEmpty)
+            faults.shortWrite()
+            try ReportFile.writeAtomically(
+                bytes, to: path, temporary: path + ".tmp", mode: 0o644, syscalls: FileSyscalls(faults: faults))
+            #expect(ReportFile.read(path, limit: 1 << 20) == .success(bytes))
+        }
+
+        @Test func aFailedReadOfAReportNamesTheFile() throws {
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            let path = directory.url.path + "/report.json"
+            try ReportFile.write(Array("{}".utf8), to: path)
+            let faults = SyscallFaultInjector()
+            faults.fail(.read, 1, errno: EIO)
+            let result = ReportFile.read(path, limit: 1 << 20, syscalls: FileSyscalls(faults: faults))
+            #expect(result == .failure(Perf.ReportError(.unreadable, path: path, Perf.ReportError.describe(errno: EIO))))
+            #expect(
+                ReportFile.read(path, limit: 1)
+                    == .failure(Perf.ReportError(.invalidReport, path: path, "larger than 0 MiB")), "the limit holds")
+        }
     }
 #endif

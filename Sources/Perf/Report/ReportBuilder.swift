@@ -88,87 +88,26 @@ public struct ReportBuilder: Sendable {
     }
 
     static func checkDirectory(_ path: String) throws(Perf.ReportError) {
-        var info = stat()
-        guard stat(path, &info) == 0 else {
-            if errno == ENOENT { throw Perf.ReportError(.missingDirectory, path: path, "no such directory") }
-            throw Perf.ReportError(.unreadable, path: path, Perf.ReportError.describe(errno: errno))
-        }
-        guard info.st_mode & S_IFMT == S_IFDIR else {
+        switch FileSyscalls.live.status(path) {
+        case .failure(let error) where error.errno == ENOENT:
+            throw Perf.ReportError(.missingDirectory, path: path, "no such directory")
+        case .failure(let error):
+            throw Perf.ReportError(.unreadable, path: path, Perf.ReportError.describe(errno: error.errno))
+        case .success(let info) where !info.isDirectory:
             throw Perf.ReportError(.missingDirectory, path: path, "not a directory")
+        case .success:
+            if case .failure(let error) = FileSyscalls.live.listDirectory(path) {
+                throw Perf.ReportError(.unreadable, path: path, Perf.ReportError.describe(errno: error.errno))
+            }
         }
-        guard let handle = opendir(path) else {
-            throw Perf.ReportError(.unreadable, path: path, Perf.ReportError.describe(errno: errno))
-        }
-        closedir(handle)
     }
 
     static func fileSize(_ path: String) -> Int {
-        var info = stat()
-        return stat(path, &info) == 0 ? Int(info.st_size) : 0
+        (try? FileSyscalls.live.status(path).get().size) ?? 0
     }
 
     static func ledgerExists(_ path: String) -> Bool {
-        access(path + "/" + LedgerWriter.fileName, F_OK) == 0
-            || access(path + "/" + LedgerWriter.previousFileName, F_OK) == 0
-    }
-}
-
-/// Writing a report file: temporary name in the destination's folder, then rename, so a reader
-/// never sees half a report.
-package enum ReportFile {
-    package static func write(_ bytes: [UInt8], to path: String) throws(Perf.ReportError) {
-        try writeAtomically(bytes, to: path, temporary: path + ".tmp-\(getpid())", mode: 0o644)
-    }
-
-    /// Writes `bytes` to `temporary` with one loop of write(2) (EINTR retried), then renames it
-    /// over `path`; on any failure the temporary file is removed and nothing is left half-written.
-    package static func writeAtomically(
-        _ bytes: [UInt8], to path: String, temporary: String, mode: mode_t
-    ) throws(Perf.ReportError) {
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
-        guard fd >= 0 else {
-            throw Perf.ReportError(.writeFailed, path: temporary, Perf.ReportError.describe(errno: errno))
-        }
-        var offset = 0
-        var failure: Int32 = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                failure = errno
-                break
-            }
-            offset += written
-        }
-        close(fd)
-        if failure == 0, rename(temporary, path) != 0 { failure = errno }
-        if failure != 0 {
-            unlink(temporary)
-            throw Perf.ReportError(.writeFailed, path: path, Perf.ReportError.describe(errno: failure))
-        }
-    }
-
-    /// Reads a whole file, refusing one larger than `limit`.
-    package static func read(_ path: String, limit: Int) -> Result<[UInt8], Perf.ReportError> {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            let problem = errno == ENOENT ? "no such file" : Perf.ReportError.describe(errno: errno)
-            return .failure(Perf.ReportError(.unreadable, path: path, problem))
-        }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                return .failure(Perf.ReportError(.unreadable, path: path, Perf.ReportError.describe(errno: errno)))
-            }
-            if count == 0 { return .success(bytes) }
-            guard bytes.count + count <= limit else {
-                return .failure(Perf.ReportError(.invalidReport, path: path, "larger than \(limit >> 20) MiB"))
-            }
-            bytes.append(contentsOf: chunk[0..<count])
-        }
+        FileSyscalls.live.isAccessible(path + "/" + LedgerWriter.fileName, F_OK)
+            || FileSyscalls.live.isAccessible(path + "/" + LedgerWriter.previousFileName, F_OK)
     }
 }
