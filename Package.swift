@@ -69,7 +69,7 @@ let package = Package(
         .testTarget(
             name: "PerfTests",
             dependencies: [
-                "Perf", "PerfReport", "PerfCore", "JournalKit", "CPerfShims", "CPerfAllocCounter", "PerfTestSupport",
+                "Perf", "PerfCore", "JournalKit", "CPerfShims", "CPerfAllocCounter", "PerfTestSupport",
                 .target(name: "perf-test-child"),
             ],
             swiftSettings: strict),

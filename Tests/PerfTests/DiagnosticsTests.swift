@@ -6,7 +6,6 @@ import PerfTestSupport
 import Testing
 
 @testable import Perf
-@testable import PerfReport
 
 @Suite struct DiagnosticsTests {
     @Test func parsesStatusStatAndPressureText() {
@@ -125,9 +124,9 @@ extension PerfGlobalStateTests {
             let written = try [UInt8](Data(contentsOf: output))
             // The CLI's `build --dir` runs this same builder on the same directory.
             #expect(written == (try ReportBuilder(directory: directory.url).build()))
-            let summary = try ReportSummary(bytes: written, path: output.path)
-            #expect(summary.spans.contains { $0.name == "report.span" && $0.overBudget == 1 })
-            #expect(summary.sessions.first?.status == "active")
+            let report = try PerformanceReport(bytes: written, path: output.path)
+            #expect(report.spans["report.span"]?.overBudget == 1)
+            #expect(report.sessions.first?.status == .active)
         }
 
         @Test func thePeriodicTimerTakesSnapshotsUntilShutdown() throws {

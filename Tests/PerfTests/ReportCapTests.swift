@@ -5,7 +5,6 @@ import PerfTestSupport
 import Testing
 
 @testable import Perf
-@testable import PerfReport
 
 @Suite struct ReportCapTests {
     /// Writes `megabytes` of ledger (half in `.prev`) and payloads; returns the line count.
@@ -73,6 +72,6 @@ import Testing
         let kept = try #require(ledger["events"] as? [Any]).count
         #expect(truncated["ledgerEventsOmitted"] as? Int == lines - kept)
         #expect((truncated["diagnosticsOmitted"] as? Int ?? 0) > 0)
-        _ = try ReportSummary(bytes: bytes, path: "capped.json")
+        _ = try PerformanceReport(bytes: bytes, path: "capped.json")
     }
 }

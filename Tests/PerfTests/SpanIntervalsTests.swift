@@ -7,7 +7,6 @@ import PerfTestSupport
 import Testing
 
 @testable import Perf
-@testable import PerfReport
 
 @Suite struct SpanIntervalsTests {
     /// A ring of `count` spans 1 ms apart on two threads, read at monotonic `10 s`, wall `now`.
@@ -82,9 +81,9 @@ import Testing
         #expect(truncated["intervalsOmitted"] as? Int == 4096 - kept.count)
         // The newest spans stay: the last one kept is the last one recorded.
         #expect(kept.last?["startNs"] as? Int == intervals.spans.last.map { Int($0.startNanos) })
-        let input = try ExportInput(bytes: capped, path: "capped.json")
-        #expect(input.intervals.count == kept.count)
-        #expect(input.intervals.last?.startUnixNanos == intervals.epochUnixMs * 1_000_000 + intervals.spans[4095].startNanos)
+        let read = try #require(try PerformanceReport(bytes: capped, path: "capped.json").intervals.first?.flightRecorder)
+        #expect(read.spans.count == kept.count)
+        #expect(read.epochUnixMs == intervals.epochUnixMs && read.spans.last == intervals.spans[4095])
     }
 }
 
@@ -117,9 +116,10 @@ extension PerfGlobalStateTests {
             let snapshot = try DiagnosticSnapshot(jsonBytes: [UInt8](Data(contentsOf: url)))
             #expect(snapshot.intervals?.spans.map(\.name).suffix(1) == ["flight.slow"])
             let report = try ReportBuilder(directory: directory.url).build()
-            let input = try ExportInput(bytes: report, path: "report.json")
-            #expect(input.hasIntervals)
-            #expect(input.threads.contains { $0.threadID == Int64(tid) })
+            let read = try PerformanceReport(bytes: report, path: "report.json")
+            let recorded = try #require(read.intervals.first?.flightRecorder)
+            #expect(!recorded.spans.isEmpty)
+            #expect(recorded.threads[tid] != nil)
         }
 
         @Test func aZeroCapacityKeepsNoRing() throws {
