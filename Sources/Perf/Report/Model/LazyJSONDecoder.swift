@@ -9,8 +9,8 @@
 ///
 /// The whole input is scanned first (structure, strings, escapes; nesting at most 128 deep), so
 /// JSON that is malformed anywhere is rejected; as with JSONDecoder, a number's grammar, a
-/// string's UTF-8 and control characters are checked when the value is read, and an array may
-/// end with a comma. Errors are `DecodingError`s with the coding paths JSONDecoder gives.
+/// string's UTF-8 and control characters are checked when the value is read, and an array or an
+/// object may end with a comma. Errors are `DecodingError`s with the coding paths JSONDecoder gives.
 struct LazyJSONDecoder {
     var userInfo: [CodingUserInfoKey: Any] = [:]
 

@@ -85,8 +85,8 @@ final class LazyJSONDocument {
                 if bytes[index] == UInt8(ascii: ",") {
                     index += 1
                     skipSpace(bytes, &index)
-                    // JSONDecoder accepts a trailing comma in an array (not in an object).
-                    if !object, index < bytes.count, bytes[index] == closing {
+                    // JSONDecoder accepts a trailing comma in an array and in an object alike.
+                    if index < bytes.count, bytes[index] == closing {
                         index += 1
                         ends[slot] = index
                         return
