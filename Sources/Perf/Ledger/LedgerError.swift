@@ -7,26 +7,22 @@ import Glibc
 /// /var/lib/x/perf-events.jsonl: Permission denied (errno 13); set PERF_DIR to a writable
 /// directory`.
 public struct LedgerError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// What kind of operation failed; new codes may be added.
-    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
-        /// A stable identifier, e.g. "open".
-        public var rawValue: String
-        /// Wraps an identifier.
-        public init(rawValue: String) { self.rawValue = rawValue }
+    /// What kind of operation failed; the raw value is a stable identifier, e.g. "open".
+    public enum Code: String, Hashable, Sendable, CustomStringConvertible {
         /// Opening or creating the ledger file failed.
-        public static let open = Code(rawValue: "open")
+        case open
         /// `write(2)` failed (disk full, quota, I/O error).
-        public static let write = Code(rawValue: "write")
+        case write
         /// `write(2)` wrote part of a line; the line is counted as dropped.
-        public static let shortWrite = Code(rawValue: "shortWrite")
+        case shortWrite
         /// Renaming the full file to `perf-events.jsonl.prev` failed.
-        public static let rotate = Code(rawValue: "rotate")
+        case rotate
         /// The encoded line is larger than the file cap.
-        public static let lineTooLong = Code(rawValue: "lineTooLong")
+        case lineTooLong
         /// Reading a ledger file failed.
-        public static let read = Code(rawValue: "read")
+        case read
         /// The writer was closed.
-        public static let closed = Code(rawValue: "closed")
+        case closed
         /// The identifier.
         public var description: String { rawValue }
     }

@@ -11,30 +11,29 @@ extension Perf {
     /// cannot read report 'x.json': not a performance report (missing "schema")
     /// ```
     public struct ReportError: Error, Sendable, Equatable, CustomStringConvertible {
-        /// What kind of failure this is; new codes may be added.
-        public struct Code: Hashable, Sendable, CustomStringConvertible {
-            /// The code's name.
-            public let name: String
-
+        /// What kind of failure this is.
+        public enum Code: String, Hashable, Sendable, CustomStringConvertible {
             /// Perf is not installed, or is recording in memory only: there is no data directory.
-            public static let notRecording = Code(name: "notRecording")
+            case notRecording
             /// The data directory does not exist or is not a directory.
-            public static let missingDirectory = Code(name: "missingDirectory")
+            case missingDirectory
             /// The data directory holds neither a ledger nor a diagnostic payload.
-            public static let emptyDirectory = Code(name: "emptyDirectory")
+            case emptyDirectory
             /// A file or directory exists but cannot be read (permissions, I/O error).
-            public static let unreadable = Code(name: "unreadable")
+            case unreadable
             /// The ledger exists but not one line of it is a ledger event.
-            public static let invalidLedger = Code(name: "invalidLedger")
+            case invalidLedger
             /// A report file is not a valid performance report.
-            public static let invalidReport = Code(name: "invalidReport")
+            case invalidReport
             /// A report was written by a newer major schema version than this build reads.
-            public static let newerSchema = Code(name: "newerSchema")
+            case newerSchema
             /// A file could not be written.
-            public static let writeFailed = Code(name: "writeFailed")
+            case writeFailed
 
+            /// The code's name, as `perf-report` prints it.
+            public var name: String { rawValue }
             /// The name.
-            public var description: String { name }
+            public var description: String { rawValue }
         }
 
         /// What kind of failure.
@@ -58,7 +57,7 @@ extension Perf {
             case .invalidReport, .newerSchema: return "cannot read report '\(path)': \(message)"
             case .notRecording: return message
             case .missingDirectory, .emptyDirectory: return "cannot read data directory '\(path)': \(message)"
-            default: return "cannot read '\(path)': \(message)"
+            case .unreadable, .invalidLedger: return "cannot read '\(path)': \(message)"
             }
         }
 

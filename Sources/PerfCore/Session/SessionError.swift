@@ -6,21 +6,20 @@
 /// host program never fails because of Perf.
 public struct SessionError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What kind of failure this is.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        let name: String
+    public enum Code: String, Hashable, Sendable, CustomStringConvertible {
         /// The sessions directory or a lock file could not be created or opened.
-        public static let storage = Code(name: "storage")
+        case storage
         /// A session with this id is already live (its lock is held).
-        public static let alreadyLive = Code(name: "alreadyLive")
+        case alreadyLive
         /// The session id cannot name a directory.
-        public static let invalidID = Code(name: "invalidID")
+        case invalidID
         /// The session journal could not be created.
-        public static let journal = Code(name: "journal")
+        case journal
         /// An ingested journal could not be deleted.
-        public static let cleanup = Code(name: "cleanup")
+        case cleanup
 
         /// The code's name, e.g. `alreadyLive`.
-        public var description: String { name }
+        public var description: String { rawValue }
     }
 
     /// What kind of failure this is.

@@ -11,18 +11,17 @@ import Perf
 /// invalid budgets file 'perf-budgets.json': spans[1] ("api.*"): unknown metric "p42"; use one of count, p50, …
 /// ```
 public struct BudgetsError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// What kind of failure this is; new codes may be added.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        /// The code's name.
-        public let name: String
-
+    /// What kind of failure this is.
+    public enum Code: String, Hashable, Sendable, CustomStringConvertible {
         /// The budgets file is unreadable, not JSON, or does not follow the format.
-        public static let invalidBudgets = Code(name: "invalidBudgets")
+        case invalidBudgets
         /// Absolute time budgets were asked of a report from a debug build.
-        public static let debugBuild = Code(name: "debugBuild")
+        case debugBuild
 
+        /// The code's name, as `perf-report` prints it.
+        public var name: String { rawValue }
         /// The name.
-        public var description: String { name }
+        public var description: String { rawValue }
     }
 
     /// What kind of failure.
@@ -46,7 +45,7 @@ public struct BudgetsError: Error, Sendable, Equatable, CustomStringConvertible 
     public var description: String {
         switch code {
         case .debugBuild: return "refusing to check '\(path)': \(message)"
-        default: return "invalid budgets file '\(path)': " + (rule.map { $0 + ": " } ?? "") + message
+        case .invalidBudgets: return "invalid budgets file '\(path)': " + (rule.map { $0 + ": " } ?? "") + message
         }
     }
 }
