@@ -75,12 +75,17 @@ __thread uint64_t perf_flight_generation = 0;
 __thread uint64_t perf_flight_claimed_ns = 0;
 static uint64_t flight_generations = 0;
 
+// C11's aligned_alloc wants a size that is a multiple of the alignment: glibc tolerates any size,
+// AddressSanitizer and ThreadSanitizer abort the host (issue 19), so round up to whole lines.
+static size_t cache_lines(size_t bytes) { return (bytes + 63) & ~(size_t)63; }
+
 perf_flight_ring *perf_flight_ring_create(uint64_t capacity) {
     if (capacity == 0 || (capacity & (capacity - 1)) != 0) return NULL;
+    if (capacity > SIZE_MAX / sizeof(perf_flight_slot) / 2) return NULL;
     pthread_once(&tid_atfork_once, register_tid_atfork);
-    perf_flight_ring *ring = aligned_alloc(64, sizeof(perf_flight_ring));
+    perf_flight_ring *ring = aligned_alloc(64, cache_lines(sizeof(perf_flight_ring)));
     if (ring == NULL) return NULL;
-    perf_flight_slot *slots = aligned_alloc(64, capacity * sizeof(perf_flight_slot));
+    perf_flight_slot *slots = aligned_alloc(64, cache_lines(capacity * sizeof(perf_flight_slot)));
     if (slots == NULL) {
         free(ring);
         return NULL;

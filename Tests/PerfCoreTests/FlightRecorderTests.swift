@@ -1,6 +1,7 @@
 // The span flight recorder: keeps the newest spans whole, counts every one, never tears an entry
 // under concurrent writers and readers, and is written by every kind of span end.
 import CPerfAllocCounter
+import CPerfShims
 import Dispatch
 import PerfTestSupport
 import Synchronization
@@ -13,6 +14,19 @@ import Testing
         #expect(FlightRecorder(capacity: 0).capacity == 1)
         #expect(FlightRecorder(capacity: 5).capacity == 8)
         #expect(FlightRecorder(capacity: 4096).capacity == 4096)
+    }
+
+    /// A capacity whose slot array would overflow `size_t` is refused, not allocated as a
+    /// wrapped-around few bytes that the ring would then write far past; every size handed to
+    /// aligned_alloc is a whole number of 64-byte lines (C11; sanitizers abort otherwise).
+    @Test func aRingTooLargeToAllocateIsRefusedAndSmallRingsWork() {
+        #expect(perf_flight_ring_create(UInt64(1) << 62) == nil)
+        #expect(perf_flight_ring_create(3) == nil, "not a power of two")
+        for capacity: UInt64 in [1, 2, 64, 4096] {
+            let ring = perf_flight_ring_create(capacity)
+            #expect(ring != nil && Int(bitPattern: ring) % 64 == 0)
+            perf_flight_ring_destroy(ring)
+        }
     }
 
     @Test func keepsTheNewestEntriesOldestFirstAndCountsEveryOne() {
