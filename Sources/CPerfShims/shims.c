@@ -5,8 +5,14 @@
 #include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <fcntl.h>
 
 int32_t perf_gettid(void) { return (int32_t)syscall(SYS_gettid); }
+
+int perf_fallocate(int fd, int64_t length) {
+    return fallocate(fd, 0, 0, (off_t)length) == 0 ? 0 : errno;
+}
 
 int perf_tgkill(int32_t tgid, int32_t tid, int sig) { return (int)syscall(SYS_tgkill, tgid, tid, sig); }
 
@@ -82,16 +88,24 @@ static size_t cache_lines(size_t bytes) { return (bytes + 63) & ~(size_t)63; }
 perf_flight_ring *perf_flight_ring_create(uint64_t capacity) {
     if (capacity == 0 || (capacity & (capacity - 1)) != 0) return NULL;
     if (capacity > SIZE_MAX / sizeof(perf_flight_slot) / 2) return NULL;
+    perf_flight_slot *slots = aligned_alloc(64, cache_lines(capacity * sizeof(perf_flight_slot)));
+    if (slots == NULL) return NULL;
+    memset(slots, 0, capacity * sizeof(perf_flight_slot));
+    perf_flight_ring *ring = perf_flight_ring_create_over(slots, capacity);
+    if (ring == NULL) {
+        free(slots);
+        return NULL;
+    }
+    ring->owns_slots = 1;
+    return ring;
+}
+
+perf_flight_ring *perf_flight_ring_create_over(perf_flight_slot *slots, uint64_t capacity) {
+    if (slots == NULL || capacity == 0 || (capacity & (capacity - 1)) != 0) return NULL;
     pthread_once(&tid_atfork_once, register_tid_atfork);
     perf_flight_ring *ring = aligned_alloc(64, cache_lines(sizeof(perf_flight_ring)));
     if (ring == NULL) return NULL;
-    perf_flight_slot *slots = aligned_alloc(64, cache_lines(capacity * sizeof(perf_flight_slot)));
-    if (slots == NULL) {
-        free(ring);
-        return NULL;
-    }
     memset(ring, 0, sizeof(*ring));
-    memset(slots, 0, capacity * sizeof(perf_flight_slot));
     ring->mask = capacity - 1;
     // Blocks hold back at most 1/64 of the ring per thread from readers.
     uint64_t block = capacity / 64;
@@ -103,7 +117,7 @@ perf_flight_ring *perf_flight_ring_create(uint64_t capacity) {
 
 void perf_flight_ring_destroy(perf_flight_ring *ring) {
     if (ring == NULL) return;
-    free(ring->slots);
+    if (ring->owns_slots) free(ring->slots);
     free(ring);
 }
 
@@ -116,7 +130,7 @@ uint64_t perf_flight_claim(perf_flight_ring *ring, uint64_t now_ns) {
 }
 
 uint64_t perf_flight_recheck(perf_flight_ring *ring, uint64_t ticket, uint64_t now_ns) {
-    if (ticket + ring->mask < __atomic_load_n(&ring->head, __ATOMIC_RELAXED)) return perf_flight_claim(ring, now_ns);
+    if (ticket + (ring->mask >> 2) < __atomic_load_n(&ring->head, __ATOMIC_RELAXED)) return perf_flight_claim(ring, now_ns);
     perf_flight_claimed_ns = now_ns;
     return ticket;
 }
@@ -139,6 +153,7 @@ uint64_t perf_flight_ring_read(const perf_flight_ring *ring, perf_flight_slot *o
         copy.seq = before;
         copy.name = __atomic_load_n(&slot->name, __ATOMIC_RELAXED);
         copy.name_len = __atomic_load_n(&slot->name_len, __ATOMIC_RELAXED);
+        copy.name_ref = __atomic_load_n(&slot->name_ref, __ATOMIC_RELAXED);
         copy.start_ns = __atomic_load_n(&slot->start_ns, __ATOMIC_RELAXED);
         copy.duration_ns = __atomic_load_n(&slot->duration_ns, __ATOMIC_RELAXED);
         copy.budget_ns = __atomic_load_n(&slot->budget_ns, __ATOMIC_RELAXED);
@@ -147,7 +162,8 @@ uint64_t perf_flight_ring_read(const perf_flight_ring *ring, perf_flight_slot *o
         copy.check = __atomic_load_n(&slot->check, __ATOMIC_RELAXED);
         __atomic_thread_fence(__ATOMIC_ACQUIRE);
         if (__atomic_load_n(&slot->seq, __ATOMIC_RELAXED) != before) continue;
-        if (copy.check != perf_flight_check(before, copy.name, copy.name_len, copy.start_ns, copy.duration_ns,
+        if (copy.check != perf_flight_check(before, copy.name, perf_flight_name_word(copy.name_len, copy.name_ref),
+                                            copy.start_ns, copy.duration_ns,
                                             copy.budget_ns, copy.tid, copy.exit))
             continue;
         out[count++] = copy;

@@ -63,8 +63,15 @@ public enum Perf {
     /// The id of the current session (one per process run while installed).
     public static var sessionID: String? { PerfState.runtime()?.sessionID }
 
-    /// A copy of the per-name latency histograms of every span ended in this process.
-    public static func spanHistograms() -> [String: Histogram] { PerfState.histograms.snapshot() }
+    /// A copy of the per-name latency histograms of every span ended in this process (every
+    /// session of it, when it installed more than once).
+    public static func spanHistograms() -> [String: Histogram] {
+        var merged: [String: Histogram] = [:]
+        for runtime in PerfState.installed.withLock({ $0.retired }) {
+            for (name, histogram) in runtime.histograms.snapshot() { merged[name, default: Histogram()].merge(histogram) }
+        }
+        return merged
+    }
 
     /// A copy of the hang and hitch duration histograms, per watchdog target (suppressed
     /// episodes excluded).
@@ -95,8 +102,7 @@ public enum Perf {
                 return false
             }
             let runtime = PerfRuntime.make(
-                configuration: configuration, environment: environment, clock: clock,
-                histograms: PerfState.histograms, report: report)
+                configuration: configuration, environment: environment, clock: clock, report: report)
             state.current = runtime
             // Every runtime ever published stays alive: a span begun under it may still end.
             state.retired.append(runtime)
@@ -121,9 +127,6 @@ enum PerfState {
     static let recorderSlot = Atomic<Unmanaged<SpanRecorder>?>(nil)
 
     static let installed = Mutex(Installed())
-
-    /// Span histograms live as long as the process, across installs.
-    static let histograms = HistogramRegistry()
 
     /// Hang and hitch durations per watchdog target.
     static let hangHistograms = HistogramRegistry(capacity: 64)

@@ -12,6 +12,7 @@ let children: [String: ([String]) -> Int32] = [
     "watchdog": WatchdogCrashChild.run,
     "watchdog-matrix": WatchdogMatrixChild.run,
     "reliability": ReliabilityChild.run,
+    "span-memory": SpanMemoryChild.run,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

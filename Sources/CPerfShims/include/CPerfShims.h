@@ -50,8 +50,18 @@ static inline int perf_atomic_cas_ptr(const void **p, const void *expected, cons
     return __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 
+static inline uint32_t perf_atomic_load_u32_acquire(const uint32_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+static inline int perf_atomic_cas_u32(uint32_t *p, uint32_t expected, uint32_t desired) {
+    return __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+static inline void perf_atomic_store_u64_release(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+static inline uint64_t perf_atomic_load_u64_acquire(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+
 /// glibc's backtrace(3): not exported by Swift's Glibc module.
 int backtrace(void **buffer, int size);
+/// Reserves the blocks of `[0, length)` of `fd` (Linux fallocate, mode 0): 0 or an errno. Never
+/// writes zeros to emulate it, unlike posix_fallocate.
+int perf_fallocate(int fd, int64_t length);
 /// The kernel thread id of the calling thread.
 int32_t perf_gettid(void);
 /// Sends a signal to one thread of this process.
@@ -101,9 +111,14 @@ static inline int32_t perf_thread_tid(void) {
 typedef struct perf_flight_slot {
     uint64_t seq;
     /// The span name's UTF-8 bytes (a StaticString's storage: NUL-terminated and valid for the
-    /// process lifetime), or NULL when `name_len` holds a single Unicode scalar with bit 63 set.
+    /// process lifetime), or NULL when `name_len` holds a single Unicode scalar with bit 31 set.
+    /// Meaningless to any other process: a reader of a crashed process's ring uses `name_ref`.
     const void *name;
-    uint64_t name_len;
+    uint32_t name_len;
+    /// Where a copy of the name lives in the span memory (a byte offset into its arena), or 0
+    /// when the name has none there (a scalar name, or a name the histogram table had no room
+    /// for). Lets the next process name the spans of a crashed one.
+    uint32_t name_ref;
     uint64_t start_ns;
     uint64_t duration_ns;
     /// UINT64_MAX when the span had no budget.
@@ -119,6 +134,8 @@ typedef struct perf_flight_ring {
     uint64_t head;
     char head_line[56];
     uint64_t mask;
+    /// Whether `slots` was allocated with the ring (and is freed with it).
+    uint64_t owns_slots;
     /// Tickets a thread takes at once: 1 for small rings, up to 16.
     uint64_t block;
     /// Distinguishes this ring from any other in a thread's cached block.
@@ -135,11 +152,19 @@ extern __thread uint64_t perf_flight_claimed_ns;
 
 /// A ring of `capacity` slots (a power of two ≥ 1), or NULL when memory is short.
 perf_flight_ring *perf_flight_ring_create(uint64_t capacity);
+/// A ring over `capacity` zeroed slots the caller owns (a region of a shared file mapping, 64-byte
+/// aligned), or NULL when `capacity` is not a power of two or memory is short. Destroying the
+/// ring leaves the slots alone.
+perf_flight_ring *perf_flight_ring_create_over(perf_flight_slot *slots, uint64_t capacity);
 void perf_flight_ring_destroy(perf_flight_ring *ring);
 /// Takes a new block of tickets for the calling thread at `now_ns`; returns its first ticket.
 uint64_t perf_flight_claim(perf_flight_ring *ring, uint64_t now_ns);
 /// The calling thread's next ticket when its block was last checked over 1 ms ago: the same
-/// ticket unless a full lap of the ring overtook the block, else one from a new block.
+/// ticket unless other threads took over a quarter of the ring's tickets since, else one from a
+/// new block. A span ends in the ring's newest tickets however long its thread was idle, so the
+/// ring keeps the spans that ended last, not those of the busiest thread (a full lap, the old
+/// bound, let a thread idle for a while write a just-ended span where the next lap overwrote it
+/// at once).
 uint64_t perf_flight_recheck(perf_flight_ring *ring, uint64_t ticket, uint64_t now_ns);
 /// Copies every whole entry (at most the ring's capacity), oldest ticket first, into `out`;
 /// returns how many. `head_out` receives the tickets handed out so far.
@@ -150,16 +175,22 @@ uint64_t perf_flight_ring_read(const perf_flight_ring *ring, perf_flight_slot *o
 /// exactly, which different sequence numbers, threads and times make practically impossible;
 /// unlike a multiply chain it costs a few cycles on the hot path.
 static inline uint64_t perf_flight_rotl(uint64_t value, int shift) { return (value << shift) | (value >> (64 - shift)); }
-static inline uint64_t perf_flight_check(uint64_t seq, const void *name, uint64_t name_len, uint64_t start_ns,
+static inline uint64_t perf_flight_check(uint64_t seq, const void *name, uint64_t name_word, uint64_t start_ns,
                                          uint64_t duration_ns, uint64_t budget_ns, int32_t tid, uint32_t exit) {
     return 0x9E3779B97F4A7C15ull ^ seq ^ perf_flight_rotl((uint64_t)(uintptr_t)name, 7) ^
-           perf_flight_rotl(name_len, 13) ^ perf_flight_rotl(start_ns, 19) ^ perf_flight_rotl(duration_ns, 29) ^
+           perf_flight_rotl(name_word, 13) ^ perf_flight_rotl(start_ns, 19) ^ perf_flight_rotl(duration_ns, 29) ^
            perf_flight_rotl(budget_ns, 37) ^ perf_flight_rotl((uint64_t)(uint32_t)tid << 8 | exit, 47);
 }
 
+/// The name fields as the one word the check covers.
+static inline uint64_t perf_flight_name_word(uint32_t name_len, uint32_t name_ref) {
+    return (uint64_t)name_ref << 32 | name_len;
+}
+
 /// Records one span end. Lock-free and allocation-free.
-static inline void perf_flight_record(perf_flight_ring *ring, const void *name, uint64_t name_len,
-                                      uint64_t start_ns, uint64_t duration_ns, uint64_t budget_ns, uint32_t exit) {
+static inline void perf_flight_record(perf_flight_ring *ring, const void *name, uint32_t name_len,
+                                      uint32_t name_ref, uint64_t start_ns, uint64_t duration_ns, uint64_t budget_ns,
+                                      uint32_t exit) {
     uint64_t ticket = perf_flight_next;
     // A block of another ring or used up: take a new one. A block is checked against the
     // shared head (overtaken by a full lap of the ring?) at most once a millisecond, not on
@@ -177,12 +208,14 @@ static inline void perf_flight_record(perf_flight_ring *ring, const void *name, 
     __atomic_thread_fence(__ATOMIC_RELEASE);
     __atomic_store_n(&slot->name, name, __ATOMIC_RELAXED);
     __atomic_store_n(&slot->name_len, name_len, __ATOMIC_RELAXED);
+    __atomic_store_n(&slot->name_ref, name_ref, __ATOMIC_RELAXED);
     __atomic_store_n(&slot->start_ns, start_ns, __ATOMIC_RELAXED);
     __atomic_store_n(&slot->duration_ns, duration_ns, __ATOMIC_RELAXED);
     __atomic_store_n(&slot->budget_ns, budget_ns, __ATOMIC_RELAXED);
     __atomic_store_n(&slot->tid, tid, __ATOMIC_RELAXED);
     __atomic_store_n(&slot->exit, exit, __ATOMIC_RELAXED);
-    __atomic_store_n(&slot->check, perf_flight_check(seq, name, name_len, start_ns, duration_ns, budget_ns, tid, exit),
+    __atomic_store_n(&slot->check, perf_flight_check(seq, name, perf_flight_name_word(name_len, name_ref), start_ns, duration_ns,
+                                                     budget_ns, tid, exit),
                      __ATOMIC_RELAXED);
     __atomic_store_n(&slot->seq, seq, __ATOMIC_RELEASE);
 }

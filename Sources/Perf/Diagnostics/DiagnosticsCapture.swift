@@ -13,12 +13,14 @@ enum DiagnosticsCapture {
         let takenAtMs = Int64(runtime.clock.wallNanos() / 1_000_000)
         let snapshot = DiagnosticSnapshot(
             session: runtime.sessionID, takenAtMs: takenAtMs, reason: reason, app: runtime.configuration.app,
-            host: .current(), process: .current(), spans: PerfState.histograms.snapshot(),
+            host: .current(), process: .current(), spans: runtime.histograms.snapshot(),
             hangs: PerfState.hangHistograms.snapshot(), intervals: runtime.recentSpans())
         let name = DiagnosticFiles.fileName(takenAtMs: takenAtMs, session: runtime.sessionID)
         let path = try DiagnosticFiles.write(snapshot.jsonBytes, name: name, dataDirectory: directory.path)
         var line = LedgerEvent(kind: .diagnostic, name: reason, session: runtime.sessionID, timestampMs: takenAtMs)
         line.extra["path"] = .string(DiagnosticFiles.directoryName + "/" + name)
+        let dropped = runtime.histograms.droppedRecordCount
+        if dropped > 0 { line.extra["droppedSpanRecords"] = .int(Int64(clamping: dropped)) }
         // The payload is on disk either way; a ledger that cannot take the line only loses the pointer.
         try? runtime.ledger?.append(line)
         return path

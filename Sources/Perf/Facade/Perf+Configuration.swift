@@ -67,6 +67,14 @@ extension Perf {
         /// Slots in the span flight recorder, the ring of the most recent span ends that
         /// diagnostics and reports carry for timelines (rounded up to a power of two); 0 keeps none.
         public var flightRecorderCapacity: Int
+        /// Bytes of the span memory, the file mapping `sessions/<id>/spans.map` that holds the
+        /// span histograms and the flight recorder so that a crashed session keeps them. Its blocks
+        /// are reserved on disk up front; memory is used only by the pages spans touch (about
+        /// 1 KiB per span name and recording thread). Records that find it full are counted as
+        /// dropped (`spanMemory.droppedRecords` in diagnostics), never grown into.
+        public var spanMemoryBytes: Int
+        /// Distinct static span names the span memory holds; further names are counted as dropped.
+        public var spanNameCapacity: Int
 
         /// Creates a configuration.
         public init(
@@ -78,8 +86,12 @@ extension Perf {
             noteFloorSeconds: Double = 30,
             journalByteBudget: Int = 1 << 20,
             diagnosticsIntervalSeconds: Double = 3600,
-            flightRecorderCapacity: Int = 4096
+            flightRecorderCapacity: Int = 4096,
+            spanMemoryBytes: Int = 32 << 20,
+            spanNameCapacity: Int = 1024
         ) {
+            self.spanMemoryBytes = spanMemoryBytes
+            self.spanNameCapacity = spanNameCapacity
             self.directory = directory
             self.app = app
             self.recording = recording

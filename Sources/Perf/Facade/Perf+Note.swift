@@ -27,7 +27,7 @@ extension Perf {
         guard let runtime = PerfState.runtime(), let elapsed = ProcessStart.elapsedNanos() else { return }
         guard PerfState.readyMarked.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged
         else { return }
-        PerfState.histograms.record(name: "boot", nanos: elapsed)
+        runtime.histograms.record(name: "boot", nanos: elapsed)
         let wall = runtime.clock.wallNanos()
         runtime.recorder.pipeline.emit(
             .spanEnded(

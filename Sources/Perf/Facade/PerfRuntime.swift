@@ -16,41 +16,50 @@ final class PerfRuntime: Sendable {
     let ledger: LedgerWriter?
     let session: LiveSession?
 
+    /// The span histograms of this runtime's session (in its span memory).
+    let histograms: HistogramRegistry
+    /// Keeps the span memory's heartbeat while the runtime is installed.
+    let heartbeat: SpanMemoryHeartbeat?
+
     private init(
-        configuration: Perf.Configuration, recorder: SpanRecorder, clock: any PerfClock, sessionID: String,
-        directory: URL?, ledger: LedgerWriter?, session: LiveSession?
+        configuration: Perf.Configuration, recorder: SpanRecorder, histograms: HistogramRegistry, clock: any PerfClock,
+        sessionID: String, directory: URL?, ledger: LedgerWriter?, session: LiveSession?
     ) {
         self.configuration = configuration
         self.recorder = recorder
+        self.histograms = histograms
         self.clock = clock
         self.sessionID = sessionID
         self.noteFloor = NoteFloor(floorSeconds: configuration.noteFloorSeconds)
         self.directory = directory
         self.ledger = ledger
         self.session = session
+        heartbeat = histograms.memory.isFileBacked ? SpanMemoryHeartbeat(memory: histograms.memory, clock: clock) : nil
     }
 
     /// Builds a runtime. Never throws: a directory that cannot be used costs one message on
     /// `report` and recording continues in memory only.
     static func make(
         configuration: Perf.Configuration, environment: [String: String], clock: any PerfClock,
-        histograms: HistogramRegistry, report: (String) -> Void
+        report: (String) -> Void
     ) -> PerfRuntime {
         let pipeline = RecordPipeline()
-        let flight = configuration.flightRecorderCapacity > 0
-            ? FlightRecorder(capacity: configuration.flightRecorderCapacity) : nil
-        let recorder = SpanRecorder(histograms: histograms, pipeline: pipeline, clock: clock, flightRecorder: flight)
         let record = InstallPolicy.shouldRecord(
             configuration.recording, environment: environment, debugBuild: InstallPolicy.isDebugBuild)
         let info = SessionInfo(
             pid: getpid(), startWallNanos: clock.wallNanos(),
             app: SessionInfo.App(
                 name: configuration.app.name, version: configuration.app.version, build: configuration.app.build))
-        guard record else {
+        func runtime(memory: SpanMemory?, directory: URL?, ledger: LedgerWriter?, session: LiveSession?) -> PerfRuntime {
+            let memory = memory ?? anonymousMemory(configuration, clock: clock)
+            let histograms = HistogramRegistry(memory: memory)
+            let recorder = SpanRecorder(
+                histograms: histograms, pipeline: pipeline, clock: clock, flightRecorder: FlightRecorder(memory: memory))
             return PerfRuntime(
-                configuration: configuration, recorder: recorder, clock: clock, sessionID: info.id, directory: nil,
-                ledger: nil, session: nil)
+                configuration: configuration, recorder: recorder, histograms: histograms, clock: clock,
+                sessionID: info.id, directory: directory, ledger: ledger, session: session)
         }
+        guard record else { return runtime(memory: nil, directory: nil, ledger: nil, session: nil) }
         let directory = InstallPolicy.dataDirectory(
             configured: configuration.directory, app: configuration.app, environment: environment)
         let ledger: LedgerWriter
@@ -62,29 +71,61 @@ final class PerfRuntime: Sendable {
             report(
                 "perf: recording in memory only: \(error) (set PERF_DIR to a writable directory, or "
                     + "PERF_RECORDING=0 to silence this)")
-            return PerfRuntime(
-                configuration: configuration, recorder: recorder, clock: clock, sessionID: info.id, directory: nil,
-                ledger: nil, session: nil)
+            return runtime(memory: nil, directory: nil, ledger: nil, session: nil)
         }
         let store = SessionStore(directory: directory, journalByteBudget: configuration.journalByteBudget, clock: clock)
         for recovered in store.recoverPriorSessions() {
+            RecoveredDiagnostics.write(recovered, directory: directory, ledger: ledger)
             let lines = RecoveryLines.events(for: recovered)
             var written = true
             for line in lines where (try? ledger.append(line)) == nil { written = false }
             if written { try? store.acknowledge(recovered) }
         }
         var session: LiveSession?
+        var memory: SpanMemory?
         do {
             session = try store.start(info)
+            do {
+                memory = try SpanMemory.create(
+                    path: store.spanMemoryPath(id: info.id), spanMemoryConfiguration(configuration),
+                    anchorMonotonicNanos: clock.monotonicNanos(), anchorWallNanos: clock.wallNanos())
+            } catch {
+                report("perf: span histograms will not survive a crash: \(error)")
+            }
         } catch {
             report("perf: session journal unavailable, crashes will not be explained: \(error)")
         }
-        if let session { recorder.addObserver(session) }
+        let built = runtime(memory: memory, directory: directory, ledger: ledger, session: session)
+        if let session { built.recorder.addObserver(session) }
         pipeline.addSink(LedgerRecordSink(writer: ledger, sessionID: info.id), mode: .inline)
         pipeline.emit(.session(SessionEventRecord(sessionID: info.id, event: .start, wallNanos: info.startWallNanos)))
-        return PerfRuntime(
-            configuration: configuration, recorder: recorder, clock: clock, sessionID: info.id,
-            directory: directory, ledger: ledger, session: session)
+        return built
+    }
+
+    static func spanMemoryConfiguration(_ configuration: Perf.Configuration) -> SpanMemory.Configuration {
+        SpanMemory.Configuration(
+            bytes: configuration.spanMemoryBytes, nameCapacity: configuration.spanNameCapacity,
+            ringCapacity: max(0, configuration.flightRecorderCapacity))
+    }
+
+    /// Span memory in anonymous pages: the configured size, else 1 MiB when the address space
+    /// cannot be had.
+    static func anonymousMemory(_ configuration: Perf.Configuration, clock: any PerfClock) -> SpanMemory {
+        var sizes = spanMemoryConfiguration(configuration)
+        if let memory = try? SpanMemory.anonymous(
+            sizes, anchorMonotonicNanos: clock.monotonicNanos(), anchorWallNanos: clock.wallNanos())
+        {
+            return memory
+        }
+        sizes.bytes = 1 << 20
+        sizes.nameCapacity = min(sizes.nameCapacity, 256)
+        sizes.ringCapacity = min(sizes.ringCapacity, 1024)
+        do {
+            return try SpanMemory.anonymous(
+                sizes, anchorMonotonicNanos: clock.monotonicNanos(), anchorWallNanos: clock.wallNanos())
+        } catch {
+            fatalError("perf: cannot map 1 MiB of anonymous memory for span histograms: \(error)")
+        }
     }
 
     /// The flight recorder's spans with wall times, or `nil` when the runtime keeps none.
@@ -102,6 +143,10 @@ final class PerfRuntime: Sendable {
         recorder.closeAll(exit: .cancelled)
         recorder.pipeline.emit(.session(SessionEventRecord(sessionID: sessionID, event: .end, wallNanos: clock.wallNanos())))
         recorder.pipeline.flush()
+        heartbeat?.stop()
+        // The shutdown snapshot holds the histograms now; the mapping stays mapped (a span begun
+        // under this runtime may still end into it) but its file goes, like the journal's end.
+        histograms.memory.close()
         session?.end()
         ledger?.close()
     }

@@ -18,6 +18,14 @@ enum RecoveryLines {
                 line.extra["app"] = .string(info.app.name)
                 line.extra["version"] = .string(info.app.version)
             }
+            if let memory = recovered.spanMemory {
+                line.extra["lastAliveMs"] = .int(Int64(memory.lastAliveWallNanos / 1_000_000))
+                line.extra["tornRecords"] = .int(Int64(memory.tornRecords))
+                line.extra["tornSlots"] = .int(Int64(memory.tornSlots))
+                if memory.damaged > 0 { line.extra["damagedEntries"] = .int(Int64(memory.damaged)) }
+                if memory.droppedRecords > 0 { line.extra["droppedRecords"] = .int(Int64(clamping: memory.droppedRecords)) }
+            }
+            if let problem = recovered.spanMemoryProblem { line.extra["spanMemory"] = .string(String(problem.prefix(200))) }
             lines.append(line)
         case .unreadable(let reason):
             var line = LedgerEvent(kind: .session, name: "unreadable", session: recovered.id, timestampMs: startMs)
@@ -30,6 +38,12 @@ enum RecoveryLines {
                 timestampMs: LedgerLines.milliseconds(span.startWallNanos))
             line.exit = SpanExit.orphaned.rawValue
             line.budgetMs = span.budgetNanos.map(LedgerLines.ms)
+            // Open at least until the process was last known alive: a lower bound, never 0.
+            if let alive = recovered.spanMemory?.lastAliveWallNanos, alive > span.startWallNanos {
+                let lower = LedgerLines.ms(alive - span.startWallNanos)
+                line.lowerMs = lower
+                line.durationMs = lower
+            }
             line.site = span.site
             line.extra["lifetime"] = .string(span.lifetime)
             lines.append(line)

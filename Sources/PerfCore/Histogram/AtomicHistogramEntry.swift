@@ -1,115 +1,101 @@
-// One name's histogram in the registry's table: the name and up to one counter stripe per
-// recording thread, so concurrent threads tick separate cache lines.
+// One name's histogram in span memory: the name and up to one counter stripe per recording
+// thread, so concurrent threads tick separate cache lines.
 import CPerfShims
 
-/// One name's histogram in raw memory, recorded into concurrently without a lock.
+/// One name's entry in span memory (192 bytes, see ``SpanMemoryLayout``): the name's address in
+/// this process (the table's key), where its text lives in the arena, a check word, then one
+/// stripe reference per stripe index, 0 until a thread mapped to that index first records the
+/// name. Stripes below `PERF_EXCLUSIVE_STRIPES` have one writer at a time and are updated with
+/// plain stores; the shared ones above use atomic adds.
 ///
-/// Layout in 64-bit words: the key (the name's `utf8Start` address), its length in bytes, padding to
-/// a 64-byte line, then `stripeCount` stripe pointers, nil until a thread mapped to that stripe
-/// first records the name. Stripes below `PERF_EXCLUSIVE_STRIPES` have one writer at a time and are
-/// updated with plain stores; the shared ones above use atomic adds.
-///
-/// Memory per name: 320 bytes, plus 16.9 KiB for each stripe some thread actually recorded into
-/// (so one recording thread costs one stripe, and the worst case is `stripeCount` stripes, 541 KiB).
+/// Memory per name: 192 bytes and its text, plus for each thread stripe that records it 576 bytes
+/// and 128 bytes per group of 16 buckets it touches: about 1 KiB for a thread ending spans of a
+/// few durations.
 struct AtomicHistogramEntry {
-    static let keyWord = 0
-    static let lengthWord = 1
-    static let firstStripeWord = 8
+    typealias L = SpanMemoryLayout
     static let exclusiveStripeCount = Int(PERF_EXCLUSIVE_STRIPES)
     static let stripeCount = Int(PERF_EXCLUSIVE_STRIPES + PERF_SHARED_STRIPES)
-    static let wordCount = firstStripeWord + stripeCount
+    /// Longest name text kept; longer names are cut (at a UTF-8 boundary) in the memory's copy.
+    static let maximumNameBytes = 1024
 
-    let words: UnsafeMutablePointer<UInt64>
+    let raw: UnsafeMutableRawPointer
+    /// This entry's number plus one: what a flight recorder slot stores to name its span.
+    let nameRef: UInt32
 
-    /// Allocates an entry without stripes for a name (slow path: once per name).
-    static func allocate(key: UnsafeRawPointer, length: Int) -> AtomicHistogramEntry {
-        let raw = UnsafeMutableRawPointer.allocate(byteCount: wordCount * 8, alignment: 64)
-        let words = raw.initializeMemory(as: UInt64.self, repeating: 0, count: wordCount)
-        words[keyWord] = UInt64(UInt(bitPattern: key))
-        words[lengthWord] = UInt64(length)
-        return AtomicHistogramEntry(words: words)
+    init(_ raw: UnsafeRawPointer, memory: SpanMemory) {
+        self.raw = UnsafeMutableRawPointer(mutating: raw)
+        nameRef = UInt32((raw - UnsafeRawPointer(memory.entry(0))) / L.entryBytes + 1)
     }
 
-    init(words: UnsafeMutablePointer<UInt64>) { self.words = words }
-
-    init(_ raw: UnsafeRawPointer) {
-        words = UnsafeMutablePointer(mutating: raw.assumingMemoryBound(to: UInt64.self))
+    /// Writes a new entry for the name at `key` into a claimed slot of the memory (slow path:
+    /// once per name), or returns nil when every entry or the arena is used up.
+    static func make(key: UnsafeRawPointer, length: Int, memory: SpanMemory) -> AtomicHistogramEntry? {
+        guard let index = memory.claimEntry() else { return nil }
+        let raw = memory.entry(index)
+        var kept = min(length, maximumNameBytes)
+        let text = UnsafeRawBufferPointer(start: key, count: length)
+        // Never cut inside a UTF-8 sequence.
+        while kept < length, kept > 0, text[kept] & 0xC0 == 0x80 { kept -= 1 }
+        let nameRef = memory.allocate(bytes: max(kept, 1))
+        guard nameRef != 0 else { return nil }
+        let copy = memory.arena + Int(nameRef) * L.refUnit
+        copy.copyMemory(from: key, byteCount: kept)
+        raw.storeBytes(of: UInt64(UInt(bitPattern: key)), toByteOffset: L.entryKeyOffset, as: UInt64.self)
+        let nameWord = UInt64(nameRef) | UInt64(kept) << 32
+        raw.storeBytes(of: nameWord, toByteOffset: L.entryNameOffset, as: UInt64.self)
+        let check = SpanMemoryLayout.entryCheck(
+            nameWord: nameWord, bytes: UnsafeRawBufferPointer(start: copy, count: kept))
+        perf_atomic_store_u64_release((raw + L.entryCheckOffset).assumingMemoryBound(to: UInt64.self), check)
+        return AtomicHistogramEntry(raw, memory: memory)
     }
 
-    var raw: UnsafeRawPointer { UnsafeRawPointer(words) }
+    /// Leaves an entry that lost the race for its table slot: readers skip a zero check word.
+    func abandon() {
+        perf_atomic_store_u64_release((raw + L.entryCheckOffset).assumingMemoryBound(to: UInt64.self), 0)
+    }
 
     /// Whether this entry belongs to the name starting at `key` (written before publication).
     func holds(key: UnsafeRawPointer) -> Bool {
-        words[Self.keyWord] == UInt64(UInt(bitPattern: key))
+        raw.load(fromByteOffset: L.entryKeyOffset, as: UInt64.self) == UInt64(UInt(bitPattern: key))
     }
 
-    /// The name's UTF-8 text, read back from the StaticString's storage (which lives forever).
-    var name: String {
-        let start = UnsafePointer<UInt8>(bitPattern: UInt(words[Self.keyWord]))
-        return String(decoding: UnsafeBufferPointer(start: start, count: Int(words[Self.lengthWord])), as: UTF8.self)
-    }
-
-    private var stripeSlots: UnsafeMutablePointer<UnsafeRawPointer?> {
-        UnsafeMutableRawPointer(words + Self.firstStripeWord).assumingMemoryBound(to: UnsafeRawPointer?.self)
+    private var stripeRefs: UnsafeMutablePointer<UInt32> {
+        (raw + L.entryStripesOffset).assumingMemoryBound(to: UInt32.self)
     }
 
     /// Hot path: finds the calling thread's stripe and ticks it, with plain stores when the thread
-    /// owns the stripe and atomic adds when it shares it.
+    /// owns the stripe and atomic adds when it shares it. False when the arena is full.
     @inline(__always)
-    func record(nanos: UInt64) {
+    func record(nanos: UInt64, memory: SpanMemory) -> Bool {
         let index = Int(perf_thread_stripe())
-        let stripe: AtomicHistogramStripe
-        if let found = perf_atomic_load_ptr_acquire(stripeSlots + index) {
-            stripe = AtomicHistogramStripe(found)
-        } else {
-            stripe = claimStripe(index)
+        var ref = perf_atomic_load_u32_acquire(stripeRefs + index)
+        if ref == 0 {
+            ref = claimStripe(index, memory: memory)
+            if ref == 0 { return false }
         }
-        if index < Self.exclusiveStripeCount {
-            stripe.recordExclusively(nanos: nanos)
-        } else {
-            stripe.recordShared(nanos: nanos)
-        }
+        let stripe = AtomicHistogramStripe(arena: memory.arena, ref: ref)
+        return index < Self.exclusiveStripeCount
+            ? stripe.recordExclusively(nanos: nanos, memory: memory) : stripe.recordShared(nanos: nanos, memory: memory)
     }
 
     /// Slow path: publishes a fresh stripe, or adopts the one another thread sharing the index
     /// published first.
     @inline(never)
-    private func claimStripe(_ index: Int) -> AtomicHistogramStripe {
-        let fresh = AtomicHistogramStripe.allocate()
-        if perf_atomic_cas_ptr(stripeSlots + index, nil, fresh.raw) != 0 { return fresh }
-        fresh.deallocate()
-        // A slot never returns to nil once set, so the failed CAS guarantees a winner to load.
-        return AtomicHistogramStripe(perf_atomic_load_ptr_acquire(stripeSlots + index)!)
+    private func claimStripe(_ index: Int, memory: SpanMemory) -> UInt32 {
+        let fresh = memory.allocate(bytes: L.stripeBytes)
+        guard fresh != 0 else { return 0 }
+        (memory.arena + Int(fresh) * L.refUnit).storeBytes(
+            of: L.stripeTag, toByteOffset: L.stripeTagOffset, as: UInt64.self)
+        if perf_atomic_cas_u32(stripeRefs + index, 0, fresh) != 0 { return fresh }
+        return perf_atomic_load_u32_acquire(stripeRefs + index)
     }
+}
 
-    /// Every published stripe.
-    private func stripes() -> [AtomicHistogramStripe] {
-        (0..<Self.stripeCount).compactMap {
-            perf_atomic_load_ptr_acquire(stripeSlots + $0).map(AtomicHistogramStripe.init)
-        }
-    }
-
-    /// The sum of every stripe; see `AtomicHistogramStripe.accumulate(into:)` for what a snapshot
-    /// taken while threads record promises. Exact once every recording has returned.
-    ///
-    /// Each stripe's totals are consistent with its buckets, so their combination is consistent
-    /// with the summed buckets: min and max lie in the outermost non-empty buckets and the sum stays
-    /// between count × min and count × max.
-    func snapshot() -> LatencyHistogram {
-        var counts = [UInt64](repeating: 0, count: HistogramLayout.bucketCount)
-        var merged: AtomicHistogramStripe.Totals?
-        for stripe in stripes() {
-            guard let totals = stripe.accumulate(into: &counts) else { continue }
-            merged = merged.map { $0.combined(with: totals) } ?? totals
-        }
-        guard let merged else { return LatencyHistogram() }
-        return LatencyHistogram(
-            bucketCounts: counts, sumNanos: merged.sumNanos, minNanos: merged.minNanos, maxNanos: merged.maxNanos)
-    }
-
-    /// Frees the stripes and the entry; only when no thread can record any more.
-    func deallocate() {
-        for stripe in stripes() { stripe.deallocate() }
-        UnsafeMutableRawPointer(words).deallocate()
+extension SpanMemoryLayout {
+    /// The check word of an entry's name: never 0 (the mark of an incomplete or abandoned entry).
+    static func entryCheck(nameWord: UInt64, bytes: UnsafeRawBufferPointer) -> UInt64 {
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325 ^ nameWord
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
+        return (hash ^ hash >> 31) | 1
     }
 }

@@ -1,135 +1,92 @@
-// One thread stripe of a name's histogram: a block of counters in raw memory, updated either by
-// its single owning thread with plain stores or by several threads with relaxed atomic adds.
+// One thread stripe of a name's histogram in span memory: sum, extremes and references to bucket
+// chunks, updated either by its single owning thread with plain stores or by several threads
+// with relaxed atomic adds.
 import CPerfShims
 
-/// A full set of histogram counters that one or a few threads update.
+/// A stripe: 576 bytes of the arena (see ``SpanMemoryLayout``) whose buckets live in 128-byte
+/// chunks of 16, claimed on first use. The count is not stored: it is the sum of the buckets.
 ///
-/// Layout in 64-bit words: the sum, the minimum, the maximum, padding to a 64-byte line, then
-/// `HistogramLayout.bucketCount` bucket counters. The count is not stored: it is the sum of the
-/// buckets, which saves one update per record and can never disagree with them.
-///
-/// Every access goes through the C relaxed atomics, so a snapshot reading while the owner writes is
-/// not a data race; on x86-64 and arm64 a relaxed load or store is a plain `mov`/`ldr`/`str`.
+/// Every access goes through the C relaxed atomics, so a snapshot reading while the owner writes
+/// is not a data race; on x86-64 and arm64 a relaxed load or store is a plain `mov`/`ldr`/`str`.
 struct AtomicHistogramStripe {
-    static let sumWord = 0
-    static let minWord = 1
-    static let maxWord = 2
-    static let firstBucketWord = 8
-    static let wordCount = firstBucketWord + HistogramLayout.bucketCount
-    /// Bytes one stripe occupies (16.9 KiB).
-    static let byteCount = wordCount * 8
-
+    typealias L = SpanMemoryLayout
     let words: UnsafeMutablePointer<UInt64>
+    let arena: UnsafeMutableRawPointer
 
-    /// Allocates a zeroed stripe (slow path: once per name and stripe). Raw memory, not a Swift
-    /// object, so the allocation counter the tests use never sees it on any path.
-    static func allocate() -> AtomicHistogramStripe {
-        let raw = UnsafeMutableRawPointer.allocate(byteCount: byteCount, alignment: 64)
-        let words = raw.initializeMemory(as: UInt64.self, repeating: 0, count: wordCount)
-        words[minWord] = .max
-        return AtomicHistogramStripe(words: words)
+    @inline(__always)
+    init(arena: UnsafeMutableRawPointer, ref: UInt32) {
+        self.arena = arena
+        words = (arena + Int(ref) &* L.refUnit).assumingMemoryBound(to: UInt64.self)
     }
 
-    init(words: UnsafeMutablePointer<UInt64>) { self.words = words }
-
-    init(_ raw: UnsafeRawPointer) {
-        words = UnsafeMutablePointer(mutating: raw.assumingMemoryBound(to: UInt64.self))
+    private var chunkRefs: UnsafeMutablePointer<UInt32> {
+        (UnsafeMutableRawPointer(words) + L.stripeChunkRefsOffset).assumingMemoryBound(to: UInt32.self)
     }
 
-    var raw: UnsafeRawPointer { UnsafeRawPointer(words) }
+    /// The counter of bucket `index`, claiming its chunk on first use; nil when the arena is full.
+    @inline(__always)
+    private func counter(_ index: Int, memory: SpanMemory) -> UnsafeMutablePointer<UInt64>? {
+        let group = index &>> L.bucketsPerChunkShift
+        var ref = perf_atomic_load_u32_acquire(chunkRefs + group)
+        if ref == 0 {
+            ref = claimChunk(group, memory: memory)
+            if ref == 0 { return nil }
+        }
+        return (arena + Int(ref) &* L.refUnit).assumingMemoryBound(to: UInt64.self)
+            + (index & (L.bucketsPerChunk - 1))
+    }
 
-    /// Hot path for the stripe's only writer: loads and stores, no `lock` prefix.
+    /// Slow path: publishes a fresh (zeroed) chunk, or adopts the one another writer published.
+    @inline(never)
+    private func claimChunk(_ group: Int, memory: SpanMemory) -> UInt32 {
+        let fresh = memory.allocate(bytes: L.chunkBytes)
+        guard fresh != 0 else { return 0 }
+        if perf_atomic_cas_u32(chunkRefs + group, 0, fresh) != 0 { return fresh }
+        // Lost to a sharing thread: its chunk serves; ours stays unused (128 bytes, rare).
+        return perf_atomic_load_u32_acquire(chunkRefs + group)
+    }
+
+    /// Hot path for the stripe's only writer: loads and stores, no `lock` prefix, bracketed by an
+    /// odd sequence word so a reader of a killed process's stripe knows a record was cut short.
     ///
     /// Correct only while the calling thread owns the stripe exclusively (see
     /// `perf_thread_stripe`): a concurrent writer's increment could otherwise be lost.
+    /// - Returns: false when the arena had no room for the bucket's chunk (nothing recorded).
     @inline(__always)
-    func recordExclusively(nanos: UInt64) {
-        if nanos < perf_atomic_load_u64(words + Self.minWord) { perf_atomic_store_u64(words + Self.minWord, nanos) }
-        if nanos > perf_atomic_load_u64(words + Self.maxWord) { perf_atomic_store_u64(words + Self.maxWord, nanos) }
-        let bucket = words + Self.firstBucketWord + HistogramLayout.index(ofNanos: nanos)
+    func recordExclusively(nanos: UInt64, memory: SpanMemory) -> Bool {
+        guard let bucket = counter(HistogramLayout.index(ofNanos: nanos), memory: memory) else { return false }
+        let sequence = perf_atomic_load_u64(words)
+        perf_atomic_store_u64(words, sequence | 1)
+        let inverted = ~nanos
+        if inverted > perf_atomic_load_u64(words + L.stripeInvertedMinWord) {
+            perf_atomic_store_u64(words + L.stripeInvertedMinWord, inverted)
+        }
+        if nanos > perf_atomic_load_u64(words + L.stripeMaxWord) { perf_atomic_store_u64(words + L.stripeMaxWord, nanos) }
         perf_atomic_store_u64(bucket, perf_atomic_load_u64(bucket) &+ 1)
-        let sum = words + Self.sumWord
+        let sum = words + L.stripeSumWord
         perf_atomic_store_u64(sum, perf_atomic_load_u64(sum) &+ nanos)
+        perf_atomic_store_u64(words, (sequence | 1) &+ 1)
+        return true
     }
 
     /// Hot path for a stripe several threads share: two relaxed atomic adds, plus a CAS only when
     /// the value is a new extreme.
     @inline(__always)
-    func recordShared(nanos: UInt64) {
-        lowerMinimum(to: nanos)
-        raiseMaximum(to: nanos)
-        perf_atomic_add_u64(words + Self.firstBucketWord + HistogramLayout.index(ofNanos: nanos), 1)
-        perf_atomic_add_u64(words + Self.sumWord, nanos)
+    func recordShared(nanos: UInt64, memory: SpanMemory) -> Bool {
+        guard let bucket = counter(HistogramLayout.index(ofNanos: nanos), memory: memory) else { return false }
+        raise(L.stripeInvertedMinWord, to: ~nanos)
+        raise(L.stripeMaxWord, to: nanos)
+        perf_atomic_add_u64(bucket, 1)
+        perf_atomic_add_u64(words + L.stripeSumWord, nanos)
+        return true
     }
 
     @inline(__always)
-    private func lowerMinimum(to nanos: UInt64) {
-        var current = perf_atomic_load_u64(words + Self.minWord)
-        while nanos < current {
-            if perf_atomic_cas_u64(words + Self.minWord, current, nanos) != 0 { return }
-            current = perf_atomic_load_u64(words + Self.minWord)
+    private func raise(_ word: Int, to value: UInt64) {
+        var current = perf_atomic_load_u64(words + word)
+        while value > current {
+            if perf_atomic_cas_u64(words + word, current, value) != 0 { return }
+            current = perf_atomic_load_u64(words + word)
         }
-    }
-
-    @inline(__always)
-    private func raiseMaximum(to nanos: UInt64) {
-        var current = perf_atomic_load_u64(words + Self.maxWord)
-        while nanos > current {
-            if perf_atomic_cas_u64(words + Self.maxWord, current, nanos) != 0 { return }
-            current = perf_atomic_load_u64(words + Self.maxWord)
-        }
-    }
-
-    /// What one stripe adds to a snapshot, besides its bucket counts.
-    struct Totals {
-        var sumNanos: UInt64
-        var minNanos: UInt64
-        var maxNanos: UInt64
-
-        /// The totals of both stripes together.
-        func combined(with other: Totals) -> Totals {
-            Totals(
-                sumNanos: LatencyHistogram.saturatingAdd(sumNanos, other.sumNanos),
-                minNanos: min(minNanos, other.minNanos), maxNanos: max(maxNanos, other.maxNanos))
-        }
-    }
-
-    /// Adds the stripe's buckets to `counts` with relaxed reads while its writers may be recording,
-    /// and returns its totals; nil when the stripe is empty.
-    ///
-    /// Buckets are read first and the extremes last, the reverse of the order the record methods
-    /// write them, so a value whose bucket is seen has usually updated min and max too. Because
-    /// relaxed reads promise no order, the totals are then made consistent with the buckets read:
-    /// an extreme not yet visible is replaced by the bound of the outermost non-empty bucket, and
-    /// the sum is clamped to what `count` values between min and max can add up to. Records still
-    /// in flight may be missing. Adding into one array, rather than copying each stripe, keeps a
-    /// snapshot of many stripes to one allocation.
-    func accumulate(into counts: inout [UInt64]) -> Totals? {
-        var count: UInt64 = 0
-        var first = -1
-        var last = -1
-        for index in counts.indices {
-            let bucket = perf_atomic_load_u64(words + Self.firstBucketWord + index)
-            guard bucket != 0 else { continue }
-            counts[index] &+= bucket
-            count &+= bucket
-            if first < 0 { first = index }
-            last = index
-        }
-        guard first >= 0 else { return nil }
-        var minimum = perf_atomic_load_u64(words + Self.minWord)
-        var maximum = perf_atomic_load_u64(words + Self.maxWord)
-        if HistogramLayout.index(ofNanos: minimum) != first { minimum = HistogramLayout.lowerBound(ofIndex: first) }
-        if HistogramLayout.index(ofNanos: maximum) != last { maximum = HistogramLayout.upperBound(ofIndex: last) }
-        let (lowest, lowOverflow) = minimum.multipliedReportingOverflow(by: count)
-        let (highest, highOverflow) = maximum.multipliedReportingOverflow(by: count)
-        var sum = perf_atomic_load_u64(words + Self.sumWord)
-        if lowOverflow { sum = .max } else if sum < lowest { sum = lowest }
-        if !highOverflow && sum > highest { sum = highest }
-        return Totals(sumNanos: sum, minNanos: minimum, maxNanos: maximum)
-    }
-
-    func deallocate() {
-        UnsafeMutableRawPointer(words).deallocate()
     }
 }

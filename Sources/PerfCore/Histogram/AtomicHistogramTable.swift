@@ -1,69 +1,71 @@
-// The registry's lock-free storage: an open-addressing table from a StaticString's address to the
-// name's striped histogram.
+// The registry's lock-free index: an open-addressing table from a StaticString's address to the
+// name's entry in span memory.
 import CPerfShims
 
-/// A fixed open-addressing table of `AtomicHistogramEntry` pointers, keyed by address.
+/// A fixed open-addressing table of entry pointers (into a ``SpanMemory``), keyed by address.
 ///
 /// Slots go from nil to an entry exactly once (a pointer CAS) and never change again, so a reader
-/// that finds its key can use the entry without a lock for the table's lifetime.
+/// that finds its key can use the entry without a lock for the table's lifetime. The table lives
+/// in process memory: its keys are addresses, meaningless to any other process.
 struct AtomicHistogramTable: @unchecked Sendable {
     // @unchecked: the slots are only touched through the C atomics of CPerfShims, never plain accesses.
     let slots: UnsafeMutablePointer<UnsafeRawPointer?>
     let slotCount: Int
     private let shift: UInt64
 
-    /// The most slots a table has: a million names is far past any sane use of static names.
-    static let maximumSlotCount = 1 << 20
-
-    /// Creates a table of at least `capacity` slots (rounded up to a power of two, capped at
-    /// `maximumSlotCount`).
+    /// Creates a table of `capacity` slots (a power of two, the memory's name capacity).
     init(capacity: Int) {
-        var count = 1
-        while count < min(capacity, Self.maximumSlotCount) { count <<= 1 }
-        slotCount = count
-        shift = UInt64(64 - count.trailingZeroBitCount)
-        slots = .allocate(capacity: count)
-        slots.initialize(repeating: nil, count: count)
+        slotCount = capacity
+        shift = UInt64(64 - capacity.trailingZeroBitCount)
+        slots = .allocate(capacity: capacity)
+        slots.initialize(repeating: nil, count: capacity)
     }
 
-    /// The entry of the name at `key`, created on first sight; nil when the table is full.
+    /// The entry of the name at `key`, created on first sight; nil when the table or the memory
+    /// is full.
     @inline(__always)
-    func entry(key: UnsafeRawPointer, length: Int) -> AtomicHistogramEntry? {
+    func entry(key: UnsafeRawPointer, length: Int, memory: SpanMemory) -> AtomicHistogramEntry? {
         // Fibonacci hashing spreads the (aligned, clustered) literal addresses over the table.
         let hash = UInt64(UInt(bitPattern: key)) &* 0x9E37_79B9_7F4A_7C15
         var slot = shift == 64 ? 0 : Int(truncatingIfNeeded: hash >> shift)
         for _ in 0..<slotCount {
             if let found = perf_atomic_load_ptr_acquire(slots + slot) {
-                let entry = AtomicHistogramEntry(found)
+                let entry = AtomicHistogramEntry(found, memory: memory)
                 if entry.holds(key: key) { return entry }
-            } else if let entry = claim(slot: slot, key: key, length: length) {
-                return entry
+            } else {
+                switch claim(slot: slot, key: key, length: length, memory: memory) {
+                case .entry(let entry): return entry
+                case .full: return nil
+                case .taken: break
+                }
             }
             slot = (slot + 1) & (slotCount - 1)
         }
         return nil
     }
 
-    /// Slow path: publishes a fresh entry in an empty slot; returns nil if another name won it.
+    private enum Claim {
+        case entry(AtomicHistogramEntry)
+        /// Another name won the slot: probe on.
+        case taken
+        /// No entry or arena left: stop probing.
+        case full
+    }
+
+    /// Slow path: publishes a fresh entry in an empty slot.
     @inline(never)
-    private func claim(slot: Int, key: UnsafeRawPointer, length: Int) -> AtomicHistogramEntry? {
-        let fresh = AtomicHistogramEntry.allocate(key: key, length: length)
-        if perf_atomic_cas_ptr(slots + slot, nil, fresh.raw) != 0 { return fresh }
-        fresh.deallocate()
+    private func claim(slot: Int, key: UnsafeRawPointer, length: Int, memory: SpanMemory) -> Claim {
+        guard let fresh = AtomicHistogramEntry.make(key: key, length: length, memory: memory) else { return .full }
+        if perf_atomic_cas_ptr(slots + slot, nil, UnsafeRawPointer(fresh.raw)) != 0 { return .entry(fresh) }
+        fresh.abandon()
         // Another thread filled the slot first; it may have been for this very name.
-        guard let winner = perf_atomic_load_ptr_acquire(slots + slot) else { return nil }
-        let entry = AtomicHistogramEntry(winner)
-        return entry.holds(key: key) ? entry : nil
+        guard let winner = perf_atomic_load_ptr_acquire(slots + slot) else { return .taken }
+        let entry = AtomicHistogramEntry(winner, memory: memory)
+        return entry.holds(key: key) ? .entry(entry) : .taken
     }
 
-    /// Every published entry.
-    func entries() -> [AtomicHistogramEntry] {
-        (0..<slotCount).compactMap { perf_atomic_load_ptr_acquire(slots + $0).map(AtomicHistogramEntry.init) }
-    }
-
-    /// Frees the entries and the slots; only when no thread can record any more.
+    /// Frees the slots; only when no thread can record any more.
     func deallocate() {
-        for entry in entries() { entry.deallocate() }
         slots.deinitialize(count: slotCount)
         slots.deallocate()
     }

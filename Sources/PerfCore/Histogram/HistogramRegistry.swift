@@ -3,17 +3,19 @@ import Synchronization
 
 /// Latency histograms by span name, safe to record into from any thread.
 ///
-/// The hot path, ``record(_:nanos:)`` with a `StaticString`, takes no lock and allocates nothing
-/// once the calling thread has recorded the name: the name's address finds its histogram in a fixed
-/// open-addressing table, and the histogram is striped by thread. Each of the first 16 threads
-/// alive at once owns a stripe and updates it with plain loads and stores (no `lock` prefix, no
-/// cache line shared with another writer); threads beyond those share 16 further stripes updated
-/// with relaxed atomic adds. A stripe's counters (16.9 KiB) are allocated the first time a thread
-/// mapped to it records the name, so a name costs one stripe per recording thread, at most 32.
-/// Names only known at run time go through ``record(name:nanos:)``, a slower path behind a mutex.
+/// The hot path, ``record(_:nanos:)`` with a `StaticString`, takes no lock and allocates nothing:
+/// the name's address finds its entry in a fixed open-addressing table, and the histogram is
+/// striped by thread. Each of the first 16 threads alive at once owns a stripe and updates it with
+/// plain loads and stores (no `lock` prefix, no cache line shared with another writer); threads
+/// beyond those share 16 further stripes updated with relaxed atomic adds. Counters live in a
+/// ``SpanMemory``: a file mapping that outlives a crash, or anonymous memory. A stripe and its
+/// bucket chunks are carved from it the first time a thread records into them, so a thread
+/// ending spans of a few durations costs about 1 KiB per name, on pages shared with others.
+/// Names only known at run time go through ``record(name:nanos:)``, a slower path behind a mutex
+/// that lives in process memory only.
 ///
-/// The table holds ``capacity`` distinct static names; records of further names are dropped and
-/// counted in ``droppedRecordCount`` instead of growing memory on the hot path.
+/// The memory holds a fixed number of names and bytes; records that find no room are counted in
+/// ``droppedRecordCount`` instead of growing memory on the hot path.
 ///
 /// ```swift
 /// let histograms = HistogramRegistry()
@@ -25,16 +27,28 @@ import Synchronization
 ///   keys in the table but the same name in ``snapshot()``, which merges them.
 public final class HistogramRegistry: Sendable {
     private let table: AtomicHistogramTable
-    private let dropped = Atomic<UInt64>(0)
+    /// Where the counters live.
+    public let memory: SpanMemory
     private let dynamicHistograms = Mutex<[String: LatencyHistogram]>([:])
 
-    /// Creates an empty registry.
+    /// Creates an empty registry over anonymous memory.
     ///
     /// - Parameter capacity: How many distinct static names it can hold; rounded up to a power of
-    ///   two, at least 1 and at most 2^20. Memory for the table is 8 bytes a slot; a name costs
-    ///   320 bytes when first recorded, plus 16.9 KiB for each thread stripe that records it.
-    public init(capacity: Int = 1024) {
-        table = AtomicHistogramTable(capacity: capacity)
+    ///   two, at least 1 and at most 2^20.
+    public convenience init(capacity: Int = 1024) {
+        let memory: SpanMemory
+        do {
+            memory = try SpanMemory.anonymous(SpanMemory.Configuration(nameCapacity: capacity, ringCapacity: 0))
+        } catch {
+            fatalError("HistogramRegistry: \(error)")
+        }
+        self.init(memory: memory)
+    }
+
+    /// Creates a registry over `memory`; one registry per memory.
+    public init(memory: SpanMemory) {
+        self.memory = memory
+        table = AtomicHistogramTable(capacity: memory.configuration.nameCapacity)
     }
 
     deinit {
@@ -44,34 +58,48 @@ public final class HistogramRegistry: Sendable {
     /// How many distinct static names the registry holds before it starts dropping records.
     public var capacity: Int { table.slotCount }
 
-    /// Records dropped because their static name found the table full.
-    public var droppedRecordCount: UInt64 { dropped.load(ordering: .relaxed) }
+    /// Records dropped because the name table or the memory was full.
+    public var droppedRecordCount: UInt64 { memory.droppedRecordCount }
 
     /// Hot path: ticks the histogram of a static name.
     ///
-    /// Lock-free, and allocation-free after the calling thread's first record of the name.
+    /// Lock-free and allocation-free.
     ///
     /// - Parameters:
     ///   - name: The span name. Its address is the key, so pass the literal itself.
     ///   - nanos: The duration in nanoseconds.
-    public func record(_ name: StaticString, nanos: UInt64) {
+    /// - Returns: The name's reference in the memory (what a flight recorder slot stores so that a
+    ///   reader of a crashed process's memory can name the span), or 0 when it has none.
+    @discardableResult
+    public func record(_ name: StaticString, nanos: UInt64) -> UInt32 {
         guard name.hasPointerRepresentation else {
             // A single-scalar literal has no address to key on; rare enough for the slow path.
             record(name: name.description, nanos: nanos)
-            return
+            return 0
         }
         let key = UnsafeRawPointer(name.utf8Start)
-        guard let entry = table.entry(key: key, length: name.utf8CodeUnitCount) else {
-            dropped.wrappingAdd(1, ordering: .relaxed)
-            return
+        guard let entry = table.entry(key: key, length: name.utf8CodeUnitCount, memory: memory),
+            entry.record(nanos: nanos, memory: memory)
+        else {
+            memory.countDroppedRecord()
+            return 0
         }
-        entry.record(nanos: nanos)
+        return entry.nameRef
+    }
+
+    /// The name's reference in the memory (its entry made if need be), or 0 when it has none: for
+    /// flight recorder slots of spans that end without a histogram tick.
+    public func reference(of name: StaticString) -> UInt32 {
+        guard name.hasPointerRepresentation,
+            let entry = table.entry(key: UnsafeRawPointer(name.utf8Start), length: name.utf8CodeUnitCount, memory: memory)
+        else { return 0 }
+        return entry.nameRef
     }
 
     /// Slow path for names only known at run time (hang targets, recovered spans).
     ///
     /// Takes a mutex and hashes the string; the histogram merges with a static name of the same
-    /// text in ``snapshot()``. Never dropped.
+    /// text in ``snapshot()``. Never dropped, and kept in process memory only.
     ///
     /// - Parameters:
     ///   - name: The name.
@@ -87,12 +115,7 @@ public final class HistogramRegistry: Sendable {
     /// consistent (its count is the sum of its buckets; min and max lie in its outermost buckets)
     /// and every record that finished before the call began is included.
     public func snapshot() -> [String: LatencyHistogram] {
-        var result: [String: LatencyHistogram] = [:]
-        for entry in table.entries() {
-            let histogram = entry.snapshot()
-            guard !histogram.isEmpty else { continue }
-            result[entry.name, default: LatencyHistogram()].merge(histogram)
-        }
+        var result = memory.image.histograms().byName
         let dynamic = dynamicHistograms.withLock { $0 }
         for (name, histogram) in dynamic {
             result[name, default: LatencyHistogram()].merge(histogram)

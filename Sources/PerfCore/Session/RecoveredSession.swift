@@ -33,6 +33,11 @@ public struct RecoveredSession: Sendable, Equatable {
     /// What the journal could not preserve (a torn tail, dropped older entries, a gap, entries
     /// that did not decode), or `nil` when it is complete.
     public var recoveryNote: String?
+    /// What the session's span memory held (histograms, last spans, last moment alive), or nil
+    /// when it left none (a clean end removes it; a session from before span memory never had one).
+    public var spanMemory: RecoveredSpanMemory?
+    /// Why the session's span memory file was not used (damaged, another version), if it was not.
+    public var spanMemoryProblem: String?
 
     /// Creates a recovered session.
     public init(

@@ -87,6 +87,13 @@ public final class SessionStore: Sendable {
         }
     }
 
+    /// Where session `id` keeps its span memory (``SpanMemory``): beside its journal, so that
+    /// recovery reads it and acknowledgement deletes it with the journal.
+    public func spanMemoryPath(id: String) -> String {
+        sessionsDirectory.appendingPathComponent(id, isDirectory: true)
+            .appendingPathComponent(RecoveredSpanMemory.fileName).path
+    }
+
     /// Reads every prior session's journal that no live process holds.
     ///
     /// Call it before ``start(_:)``. It never throws: a journal that cannot be read is reported
@@ -154,13 +161,21 @@ public final class SessionStore: Sendable {
                 return nil
             }
         }
-        let session: RecoveredSession
+        var session: RecoveredSession
         do {
             session = SessionIngest.ingest(id: id, recovery: try Journal.recover(directory: journalDirectory))
         } catch {
             session = RecoveredSession(
                 id: id, info: nil,
                 status: .unreadable(reason: "cannot read the journal at \(journalDirectory.path): \(error)"))
+        }
+        if session.info != nil {
+            do {
+                session.spanMemory = try RecoveredSpanMemory.read(
+                    path: journalDirectory.appendingPathComponent(RecoveredSpanMemory.fileName).path)
+            } catch {
+                session.spanMemoryProblem = error.description
+            }
         }
         recoveredLocks.withLock { $0[id] = lock }
         return session

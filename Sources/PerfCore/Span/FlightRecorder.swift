@@ -42,6 +42,12 @@ public final class FlightRecorder: @unchecked Sendable {
         /// Tickets handed out since the ring was made: the spans recorded, plus up to one block
         /// (≤ 16) per thread taken but not used yet. The ring keeps the newest entries.
         public var recorded: UInt64
+
+        /// Creates a snapshot.
+        public init(entries: [Entry], recorded: UInt64) {
+            self.entries = entries
+            self.recorded = recorded
+        }
     }
 
     /// Slots in the ring.
@@ -49,8 +55,11 @@ public final class FlightRecorder: @unchecked Sendable {
     /// Shared by every writer; the C header documents the slot protocol. Immutable after init,
     /// hence `@unchecked Sendable`.
     @usableFromInline let ring: UnsafeMutablePointer<perf_flight_ring>
+    /// The span memory holding the slots, when they live in one (kept alive with the ring).
+    public let memory: SpanMemory?
 
-    /// Makes a ring of `capacity` slots, rounded up to a power of two (at least 1, at most 2^20).
+    /// Makes a ring of `capacity` slots in process memory, rounded up to a power of two (at least
+    /// 1, at most 2^20).
     public init(capacity: Int) {
         var slots = 1
         while slots < min(max(capacity, 1), 1 << 20) { slots <<= 1 }
@@ -59,23 +68,39 @@ public final class FlightRecorder: @unchecked Sendable {
         }
         self.capacity = slots
         self.ring = ring
+        self.memory = nil
+    }
+
+    /// Makes a ring over the slots of `memory` (its configured ring capacity), so that a reader of
+    /// a crashed process's memory finds its last spans; nil when the memory has no ring.
+    public init?(memory: SpanMemory) {
+        guard let slots = memory.ringSlots,
+            let ring = perf_flight_ring_create_over(slots, UInt64(memory.configuration.ringCapacity))
+        else { return nil }
+        self.capacity = memory.configuration.ringCapacity
+        self.ring = ring
+        self.memory = memory
     }
 
     deinit { perf_flight_ring_destroy(ring) }
 
     /// Records one finished span. Lock-free, allocation-free.
+    ///
+    /// - Parameter nameRef: The name's reference in the span memory (what
+    ///   ``HistogramRegistry/record(_:nanos:)`` returned), or 0.
     @inlinable @inline(__always)
     public func record(
-        _ name: StaticString, startNanos: UInt64, durationNanos: UInt64, budgetNanos: UInt64?, exit: SpanExit
+        _ name: StaticString, nameRef: UInt32 = 0, startNanos: UInt64, durationNanos: UInt64, budgetNanos: UInt64?,
+        exit: SpanExit
     ) {
         let budget = budgetNanos ?? .max
         if name.hasPointerRepresentation {
             perf_flight_record(
-                ring, name.utf8Start, UInt64(name.utf8CodeUnitCount), startNanos, durationNanos, budget,
-                Self.code(exit))
+                ring, name.utf8Start, UInt32(truncatingIfNeeded: min(name.utf8CodeUnitCount, Int(UInt32.max >> 1))),
+                nameRef, startNanos, durationNanos, budget, Self.code(exit))
         } else {
             perf_flight_record(
-                ring, nil, UInt64(name.unicodeScalar.value) | Self.scalarFlag, startNanos, durationNanos, budget,
+                ring, nil, name.unicodeScalar.value | Self.scalarFlag, 0, startNanos, durationNanos, budget,
                 Self.code(exit))
         }
     }
@@ -93,16 +118,22 @@ public final class FlightRecorder: @unchecked Sendable {
                 Entry(
                     name: Self.name(of: slot), threadID: slot.tid, startMonotonicNanos: slot.start_ns,
                     durationNanos: slot.duration_ns, budgetNanos: slot.budget_ns == .max ? nil : slot.budget_ns,
-                    exit: Self.exits[Int(min(slot.exit, UInt32(Self.exits.count - 1)))]))
+                    exit: Self.exit(code: slot.exit)))
         }
         return Snapshot(entries: entries, recorded: head)
     }
 
     /// Set in `name_len` when the name is one Unicode scalar stored inline.
-    @usableFromInline static let scalarFlag: UInt64 = 1 << 63
+    @usableFromInline static let scalarFlag: UInt32 = 1 << 31
+
+    /// The name of a recovered span whose name the memory did not hold.
+    public static let unknownName = "(unnamed)"
 
     /// Exits by their code in a slot.
     static let exits: [SpanExit] = [.success, .failure, .cancelled, .superseded, .expired, .orphaned]
+
+    /// The exit of a slot's code; an unknown code reads as the last (orphaned).
+    static func exit(code: UInt32) -> SpanExit { exits[Int(min(code, UInt32(exits.count - 1)))] }
 
     @inlinable @inline(__always)
     static func code(_ exit: SpanExit) -> UInt32 {
@@ -118,7 +149,7 @@ public final class FlightRecorder: @unchecked Sendable {
 
     private static func name(of slot: perf_flight_slot) -> String {
         guard let start = slot.name else {
-            return Unicode.Scalar(UInt32(truncatingIfNeeded: slot.name_len & ~scalarFlag)).map(String.init) ?? "?"
+            return Unicode.Scalar(slot.name_len & ~scalarFlag).map(String.init) ?? "?"
         }
         // The storage is NUL-terminated: never read past the terminator, whatever the length says.
         let bytes = UnsafeRawBufferPointer(start: start, count: strnlen(start, Int(slot.name_len)))

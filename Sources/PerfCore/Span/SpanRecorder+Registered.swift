@@ -167,7 +167,7 @@ extension SpanRecorder {
     ) {
         let info = span.info
         flight?.record(
-            span.name, startNanos: span.startNanos, durationNanos: elapsed, budgetNanos: info.budgetNanos, exit: exit)
+            span.name, nameRef: histograms.reference(of: span.name), startNanos: span.startNanos, durationNanos: elapsed, budgetNanos: info.budgetNanos, exit: exit)
         pipeline.emit(
             .spanEnded(
                 SpanEndRecord(

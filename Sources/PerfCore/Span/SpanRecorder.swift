@@ -108,9 +108,9 @@ public final class SpanRecorder: Sendable {
             endRegistered(token, elapsed: elapsed, exit: exit, reason: reason, detail: detail, count: count)
             return
         }
-        histograms.record(token.name, nanos: elapsed)
+        let nameRef = histograms.record(token.name, nanos: elapsed)
         flight?.record(
-            token.name, startNanos: token.startNanos, durationNanos: elapsed, budgetNanos: token.budgetNanos, exit: exit)
+            token.name, nameRef: nameRef, startNanos: token.startNanos, durationNanos: elapsed, budgetNanos: token.budgetNanos, exit: exit)
         if elapsed >= token.recordThresholdNanos {
             recordScopedEnd(token, elapsed: elapsed, exit: exit, reason: reason, detail: detail, count: count)
         }
