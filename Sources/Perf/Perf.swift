@@ -68,7 +68,7 @@ public enum Perf {
     public static func spanHistograms() -> [String: Histogram] {
         var merged: [String: Histogram] = [:]
         for runtime in PerfState.installed.withLock({ $0.retired }) {
-            for (name, histogram) in runtime.histograms.snapshot() { merged[name, default: Histogram()].merge(histogram) }
+            for (name, histogram) in runtime.allHistograms() { merged[name, default: Histogram()].merge(histogram) }
         }
         return merged
     }

@@ -47,8 +47,10 @@ import Testing
 
         memory.close()
         #expect(try RecoveredSpanMemory.read(path: Self.file(directory)) == nil, "a clean close removes the file")
-        registry.record("mem.a", nanos: 1_000)  // the mapping stays usable after close
-        #expect(registry.snapshot()["mem.a"]?.count == live["mem.a"]!.count + 1)
+        // The addresses stay usable after close, on fresh memory: a late span records from zero.
+        registry.record("mem.a", nanos: 1_000)
+        registry.record("mem.b", nanos: 1_000)
+        #expect(registry.snapshot().mapValues(\.count) == ["mem.a": 1, "mem.b": 1])
     }
 
     @Test func aThreadEndingAFewDurationsCostsAboutAKilobytePerName() throws {

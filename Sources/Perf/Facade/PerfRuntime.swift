@@ -20,6 +20,16 @@ final class PerfRuntime: Sendable {
     let histograms: HistogramRegistry
     /// Keeps the span memory's heartbeat while the runtime is installed.
     let heartbeat: SpanMemoryHeartbeat?
+    /// The histograms as shutdown found them, before the span memory was closed (closing starts
+    /// its counters again from zero, for spans that end late).
+    private let closedHistograms = Mutex<[String: LatencyHistogram]>([:])
+
+    /// Every span this runtime's session ended: up to shutdown, and any that ended after it.
+    func allHistograms() -> [String: LatencyHistogram] {
+        var merged = closedHistograms.withLock { $0 }
+        for (name, histogram) in histograms.snapshot() { merged[name, default: LatencyHistogram()].merge(histogram) }
+        return merged
+    }
 
     private init(
         configuration: Perf.Configuration, recorder: SpanRecorder, histograms: HistogramRegistry, clock: any PerfClock,
@@ -144,8 +154,11 @@ final class PerfRuntime: Sendable {
         recorder.pipeline.emit(.session(SessionEventRecord(sessionID: sessionID, event: .end, wallNanos: clock.wallNanos())))
         recorder.pipeline.flush()
         heartbeat?.stop()
-        // The shutdown snapshot holds the histograms now; the mapping stays mapped (a span begun
-        // under this runtime may still end into it) but its file goes, like the journal's end.
+        // The shutdown snapshot holds the histograms now; the file goes, like the journal's end,
+        // and its pages with it. The addresses stay mapped: a span begun under this runtime may
+        // still end into them.
+        let final = histograms.snapshot()
+        closedHistograms.withLock { $0 = final }
         histograms.memory.close()
         session?.end()
         ledger?.close()

@@ -209,11 +209,19 @@ public final class SpanMemory: @unchecked Sendable {
         perf_atomic_store_u64_release(sequence, next + 1)
     }
 
-    /// Marks a clean end and removes the file (the mapping stays valid: a span begun before may
-    /// still end into it). Anonymous memory only gets the mark.
+    /// Ends the memory cleanly: marks it closed, removes the file, and swaps the file's pages for
+    /// fresh anonymous ones at the same addresses, so the file's blocks and page cache are given
+    /// back now rather than when the process exits. Take any snapshot first: the counters start
+    /// again from zero. The addresses stay valid, so a span begun before and ending after still
+    /// records (into the fresh memory) and never faults. Anonymous memory is only marked.
     public func close() {
         perf_atomic_store_u64_release(word(SpanMemoryLayout.closedOffset), 1)
-        if let path { unlink(path) }
+        guard let path else { return }
+        unlink(path)
+        let flags = MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE
+        guard mmap(base, configuration.bytes, PROT_READ | PROT_WRITE, flags, -1, 0) == base else { return }
+        writeHeader(anchorMonotonicNanos: perf_monotonic_ns(), anchorWallNanos: perf_realtime_ns())
+        perf_atomic_store_u64_release(word(SpanMemoryLayout.closedOffset), 1)
     }
 
     /// A read-only view of the live memory, for snapshots.

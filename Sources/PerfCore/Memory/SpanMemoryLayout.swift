@@ -93,8 +93,9 @@ public enum SpanMemoryLayout {
     /// Bytes of one flight recorder slot.
     public static let slotBytes = 64
 
-    /// The default mapping size: 64 MiB of address space, of which only touched pages cost memory.
-    public static let defaultBytes = 64 << 20
+    /// The default mapping size: 8 MiB of address space (and of disk, reserved), of which only
+    /// touched pages cost memory: room for about 7,000 name-and-thread stripes.
+    public static let defaultBytes = 8 << 20
     /// The largest mapping accepted: references are 32-bit counts of 64-byte units.
     public static let maximumBytes = 1 << 36
 
