@@ -52,6 +52,7 @@ scenarios=(
     "journal-kill 900 150"
     "ledger-kill 600 120"
     "crash-story 600 120"
+    "span-memory-kill 300 90"
     "disk-fsize 120 60"
     "disk-tmpfs 120 60"
     "disk-deleted 120 60"

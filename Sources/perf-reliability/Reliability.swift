@@ -44,6 +44,9 @@ enum Reliability {
             try ReliabilityKills.ledger(kills: $0.pick(full: 300, quick: 20), seed: $0.seed)
         },
         Scenario(name: "crash-story") { try ReliabilityKills.crashStory(kills: $0.pick(full: 100, quick: 10), seed: $0.seed) },
+        Scenario(name: "span-memory-kill") {
+            try ReliabilitySpanMemory.kills($0.pick(full: 500, quick: 50), seed: $0.seed)
+        },
         Scenario(name: "disk-fsize") { _ in try ReliabilityDiskFaults.fileSizeLimit() },
         Scenario(name: "disk-tmpfs") { _ in try ReliabilityDiskFaults.tinyFilesystem() },
         Scenario(name: "disk-deleted") { _ in try ReliabilityDiskFaults.directoryDeleted() },

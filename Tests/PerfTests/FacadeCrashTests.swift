@@ -101,5 +101,44 @@ extension PerfGlobalStateTests {
                 #expect(orphaned.first?.budgetMs == 60_000)
             }
         }
+
+        @Test func aKilledSessionKeepsItsHistogramsAndTimelineInTheReport() throws {
+            let directory = try TemporaryDirectory("facade-span-memory")
+            defer { directory.remove() }
+            let acknowledged = try SpanMemoryCrashTests.killChild(directory: directory.url, threads: 1, after: 300)
+            try #require(acknowledged.count >= 300)
+            let childSession = try #require(
+                try LedgerReader(directory: directory.url).readAll().events
+                    .first { $0.kind == .session && $0.name == "start" }?.session)
+            Perf.install(
+                Perf.Configuration(directory: directory.url, app: Perf.AppInfo(name: "next"), recording: .enabled),
+                environment: [:], clock: SystemClock(), report: { _ in })
+            Perf.shutdown()
+
+            let bytes = try ReportBuilder(directory: directory.url).build()
+            let report = try PerformanceReport(bytes: bytes, path: "report.json")
+            // Every span the killed child acknowledged is counted, from its recovered histograms
+            // (the spans were under budget: the ledger never saw them).
+            let span = try #require(report.spans["mem.span"])
+            #expect(span.count >= Int64(acknowledged.count) && span.count <= Int64(acknowledged.count + 1))
+            #expect(span.source == .histogram)
+            // Its timeline up to the kill: the newest acknowledged span is on it.
+            let timeline = try #require(report.intervals.first { $0.session == childSession })
+            let newest = try #require(acknowledged.last)
+            #expect(
+                timeline.flightRecorder.spans.contains {
+                    $0.name == "mem.span" && $0.budgetMs == Double(newest.budgetNanos) / 1_000_000
+                })
+            #expect(timeline.flightRecorder.spans.count >= min(acknowledged.count, SpanMemoryChild.ringCapacity - 16))
+            // The span it left open is orphaned with how long it was open at least.
+            let events = try LedgerReader(directory: directory.url).readAll().events
+            let orphan = try #require(events.first { $0.kind == .span && $0.exit == "orphaned" })
+            #expect(orphan.session == childSession && orphan.name == "child.open")
+            #expect((orphan.lowerMs ?? 0) > 0)
+            let crashed = try #require(events.first { $0.kind == .session && $0.name == "crashed" })
+            #expect(crashed.extra["tornRecords"] != nil && crashed.extra["lastAliveMs"] != nil)
+            // Acknowledged: the next start finds nothing left of the child.
+            #expect(!FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("sessions/\(childSession)").path))
+        }
     }
 }
