@@ -89,6 +89,7 @@ enum SourcingFixture {
         #expect(span.ledgerOnlySessions == 1)
         #expect(span.histogram?.count == 334, "every counted call with a duration is in the distribution")
         #expect(span.maxMs == 300)
+        #expect(span.orphaned == nil && span.orphanedLowerMs == nil)
     }
 
     @Test func aSnapshotThatPredatesSomeOfItsSessionsLinesGetsThemAdded() throws {
@@ -138,6 +139,49 @@ enum SourcingFixture {
         #expect(span.count == 10 + 2)
         #expect(span.overBudget == 3)
         #expect(span.ledgerOnlySessions == 1)
+    }
+
+    /// Spans the crashed process left open: never in a histogram, even one of a snapshot taken
+    /// after they began (recovery's), so each counts as a call; a bound is a lower one.
+    @Test func orphanedLinesCountAsCallsAndTellTheLongestKnownOpenTime() throws {
+        let taken = F.t0 + 60_000
+        let lines = [
+            F.span(
+                "sync.upload", session: F.crashed, atMs: F.t0 + 1_000, durationMs: 5_200, budgetMs: 5_000,
+                exit: "orphaned", lowerMs: 5_200),
+            F.span(
+                "sync.upload", session: F.crashed, atMs: F.t0 + 2_000, durationMs: 1_200, budgetMs: 5_000,
+                exit: "orphaned", lowerMs: 1_200),
+            F.span("sync.upload", session: F.crashed, atMs: F.t0 + 3_000, durationMs: nil, exit: "orphaned"),
+        ]
+        let recovered = F.snapshot(
+            session: F.crashed, takenAtMs: taken, spans: ["sync.upload": Array(repeating: 50, count: 10)])
+        let report = try F.report(lines: lines, snapshots: [recovered])
+        let span = try #require(report.spans["sync.upload"])
+        #expect(span.count == 10 + 3)
+        #expect(span.orphaned == 3)
+        #expect(span.orphanedLowerMs == 5_200)
+        #expect(span.histogram?.count == 12, "the two bounds are in the distribution, the unknown one is not")
+        #expect(span.maxMs == 5_200)
+        #expect(span.overBudget == 1, "open at least 5.2 s under a 5 s budget is over it")
+        #expect(span.source == .histogram)
+    }
+
+    @Test func anOrphanWithoutADurationAddsNoneAndOldLinesHaveNoBound() throws {
+        let lines = [
+            F.span("socket.session", session: F.crashed, atMs: F.t0 + 1_000, durationMs: nil, exit: "orphaned"),
+            F.span("db.migrate", session: F.crashed, atMs: F.t0 + 1_000, durationMs: nil, exit: "orphaned"),
+            F.span(
+                "db.migrate", session: F.crashed, atMs: F.t0 + 2_000, durationMs: nil, exit: "orphaned",
+                lowerMs: 900),
+        ]
+        let report = try F.report(lines: lines, snapshots: [])
+        let old = try #require(report.spans["socket.session"])
+        #expect(old.count == 1 && old.orphaned == 1 && old.orphanedLowerMs == nil)
+        #expect(old.histogram?.isEmpty == true && old.source == .ledger)
+        let bounded = try #require(report.spans["db.migrate"])
+        #expect(bounded.count == 2 && bounded.orphaned == 2 && bounded.orphanedLowerMs == 900)
+        #expect(bounded.histogram?.isEmpty == true, "a bound without durationMs is not a duration")
     }
 
     @Test func pairsPastTheBoundStillCountInTheirNamesFigures() {

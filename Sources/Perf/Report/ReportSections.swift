@@ -37,6 +37,10 @@ enum ReportSections {
             if source == .histogram, let ledgerOnly = lines?.ledgerOnlySessions, ledgerOnly > 0 {
                 members["ledgerOnlySessions"] = .int(Int64(ledgerOnly))
             }
+            if total.orphaned > 0 {
+                members["orphaned"] = .int(Int64(total.orphaned))
+                if let bound = lines?.orphanedLowerMs { members["orphanedLowerMs"] = .double(rounded(bound)) }
+            }
             return (name, count, .object(members))
         }
     }

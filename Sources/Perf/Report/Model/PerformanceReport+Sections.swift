@@ -160,13 +160,19 @@ extension PerformanceReport {
         /// With a `histogram` source, the sessions that counted from ledger lines only (no
         /// snapshot of theirs held the name); `nil` when none did, and in older reports.
         public var ledgerOnlySessions: Int64?
+        /// Ledger lines of spans a crashed process left open (`"exit":"orphaned"`); `nil` when
+        /// none, and in older reports.
+        public var orphaned: Int64?
+        /// The longest any orphaned span of the name is known to have been open, in
+        /// milliseconds: a lower bound. `nil` when no orphaned line told it.
+        public var orphanedLowerMs: Double?
 
         /// Creates a span's statistics.
         public init(
             count: Int64 = 0, sumMs: Double = 0, minMs: Double = 0, maxMs: Double = 0, p50Ms: Double = 0,
             p90Ms: Double = 0, p95Ms: Double = 0, p99Ms: Double = 0, histogram: Perf.Histogram? = nil,
             source: Source = .histogram, budgetMs: Double? = nil, overBudget: Int64 = 0, sites: [String] = [],
-            ledgerOnlySessions: Int64? = nil
+            ledgerOnlySessions: Int64? = nil, orphaned: Int64? = nil, orphanedLowerMs: Double? = nil
         ) {
             self.count = count
             self.sumMs = sumMs
@@ -182,15 +188,17 @@ extension PerformanceReport {
             self.overBudget = overBudget
             self.sites = sites
             self.ledgerOnlySessions = ledgerOnlySessions
+            self.orphaned = orphaned
+            self.orphanedLowerMs = orphanedLowerMs
         }
 
         enum CodingKeys: String, CodingKey {
             case count, sumMs = "sum", minMs = "min", maxMs = "max", p50Ms, p90Ms, p95Ms, p99Ms, histogram, source
-            case budgetMs, overBudget, sites, ledgerOnlySessions
+            case budgetMs, overBudget, sites, ledgerOnlySessions, orphaned, orphanedLowerMs
         }
 
-        /// Reads the object; absent numbers read as 0, an absent source as `histogram`, an absent
-        /// `ledgerOnlySessions` as `nil`.
+        /// Reads the object; absent numbers read as 0, an absent source as `histogram`, absent
+        /// optional members (`ledgerOnlySessions`, `orphaned`, `orphanedLowerMs`) as `nil`.
         public init(from decoder: any Decoder) throws {
             let context = decoder.reportContext
             let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -208,6 +216,8 @@ extension PerformanceReport {
             overBudget = try container.optional(.overBudget, context) ?? 0
             sites = try container.list(.sites, context)
             ledgerOnlySessions = try container.optional(.ledgerOnlySessions, context)
+            orphaned = try container.optional(.orphaned, context)
+            orphanedLowerMs = try container.optional(.orphanedLowerMs, context)
         }
     }
 
