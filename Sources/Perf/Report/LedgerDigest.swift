@@ -1,5 +1,6 @@
 // One streaming pass over the ledger: everything the report needs from it, in bounded memory
-// whatever the size of the files (the newest lines up to the report cap, per-name aggregates).
+// whatever the size of the files (the newest lines up to the report cap, span aggregates per name
+// and session, split by what each session's newest snapshot already holds).
 import Foundation
 import PerfCore
 
@@ -47,7 +48,7 @@ struct LedgerDigest {
     let spanSessionBound: Int
     /// (name, session) pairs tracked in ``SpanLines/sessions``.
     private(set) var spanSessionPairs = 0
-    /// Lines of pairs past ``maximumSpanSessions``, counted in their name's `untracked`.
+    /// Lines of pairs past the bound: in their name's figures, through its `untracked`.
     private(set) var untrackedSpanLines = 0
     /// Span lines of names past ``maximumNames``: in no figure.
     var omittedSpanNames = 0
