@@ -40,9 +40,18 @@ import Testing
                 "MyService.Store.compact()", "MyService.Feed.parse()",
             ])
         let spans = try #require(report["spans"] as? [String: [String: Any]])
-        // B's newest payload (50 calls) merged with C's (10); B's older payload is not counted again.
-        #expect(spans["api.get"]?["count"] as? Int == 60)
+        // B's newest payload (50 calls) merged with C's (10); B's older payload is not counted
+        // again. A crashed without a payload: its one ledger line counts, as do its over-budget
+        // lines, so the three over budget (A's one, B's two) are among the 61 calls.
+        #expect(spans["api.get"]?["count"] as? Int == 61)
         #expect(spans["api.get"]?["overBudget"] as? Int == 3)
+        #expect(spans["api.get"]?["ledgerOnlySessions"] as? Int == 1)
+        #expect(spans["api.get"]?["source"] as? String == "histogram")
+        // A's spans left open: one for an unknown time, one for at least 45 s.
+        #expect(spans["sync.upload"]?["orphaned"] as? Int == 1)
+        #expect(spans["sync.upload"]?["orphanedLowerMs"] == nil)
+        #expect(spans["db.migrate"]?["orphaned"] as? Int == 1)
+        #expect(spans["db.migrate"]?["orphanedLowerMs"] as? Double == 45_000)
         #expect(spans["api.get"]?["sites"] as? [String] == ["MyService/API.swift:88", "MyService/API.swift:90"])
         #expect(spans["db.query"]?["source"] as? String == "ledger")
         #expect(spans["sync.upload"]?["source"] as? String == "ledger")

@@ -1,29 +1,11 @@
 // One streaming pass over the ledger: everything the report needs from it, in bounded memory
-// whatever the size of the files (the newest lines up to the report cap, per-name aggregates).
+// whatever the size of the files (the newest lines up to the report cap, span aggregates per name
+// and session, split by what each session's newest snapshot already holds).
 import Foundation
 import PerfCore
 
 /// What the report builder learns from `perf-events.jsonl.prev` and `perf-events.jsonl`.
 struct LedgerDigest {
-    /// Aggregates of the span lines of one name.
-    struct SpanLines {
-        var count = 0
-        var overBudget = 0
-        var budgetMs: Double?
-        var sites: Set<String> = []
-        var durations = LatencyHistogram()
-
-        mutating func add(_ event: LedgerEvent) {
-            count += 1
-            if let budget = event.budgetMs { budgetMs = budget }
-            if let duration = event.durationMs {
-                if let budget = event.budgetMs, duration > budget { overBudget += 1 }
-                durations.record(nanos: ReportLimits.nanos(ms: duration))
-            }
-            if let site = event.site, sites.count < 64 { sites.insert(site) }
-        }
-    }
-
     /// What the ledger says about one session.
     struct Session {
         var id: String
@@ -46,6 +28,9 @@ struct LedgerDigest {
     /// Most distinct span names and sessions tracked; beyond, lines are counted as omitted. A real
     /// program has far fewer; the bound only keeps a fabricated input from exhausting memory.
     static let maximumNames = 10_000
+    /// Most (span name, session) pairs tracked one by one. Beyond, a pair's lines still count in
+    /// its name's figures, but not in its per-session tally (``SpanLines/untracked``).
+    static let maximumSpanSessions = 100_000
 
     /// Encoded events, oldest first, starting at `head` (a queue that drops its oldest).
     private(set) var lines: [[UInt8]] = []
@@ -57,6 +42,15 @@ struct LedgerDigest {
 
     var spans: [String: SpanLines] = [:]
     var sessions: [String: Session] = [:]
+    /// Each session's newest snapshot, by session id: which lines its histograms already hold.
+    let covers: [String: SnapshotCover]
+    /// ``maximumSpanSessions``, or a smaller bound a test sets.
+    let spanSessionBound: Int
+    /// (name, session) pairs tracked in ``SpanLines/sessions``.
+    private(set) var spanSessionPairs = 0
+    /// Lines of pairs past the bound: in their name's figures, through its `untracked`.
+    private(set) var untrackedSpanLines = 0
+    /// Span lines of names past ``maximumNames``: in no figure.
     var omittedSpanNames = 0
     var omittedSessions = 0
     var hangCount = 0
@@ -69,14 +63,20 @@ struct LedgerDigest {
     var newestMs: Int64?
     var summary = LedgerReader.Summary()
 
-    init(keepBytes: Int) { self.keepBytes = keepBytes }
+    init(keepBytes: Int, covers: [String: SnapshotCover] = [:], spanSessionBound: Int = Self.maximumSpanSessions) {
+        self.keepBytes = keepBytes
+        self.covers = covers
+        self.spanSessionBound = spanSessionBound
+    }
 
     /// The kept lines, oldest first.
     var keptLines: ArraySlice<[UInt8]> { lines[head...] }
 
     /// Reads the ledger of `directory`.
-    static func read(directory: String, keepBytes: Int) throws(Perf.ReportError) -> LedgerDigest {
-        var digest = LedgerDigest(keepBytes: keepBytes)
+    static func read(directory: String, keepBytes: Int, covers: [String: SnapshotCover]) throws(Perf.ReportError)
+        -> LedgerDigest
+    {
+        var digest = LedgerDigest(keepBytes: keepBytes, covers: covers)
         let reader = LedgerReader(
             directory: URL(fileURLWithPath: directory), maximumLineBytes: ReportLimits.maximumLineBytes)
         do {
@@ -148,9 +148,17 @@ struct LedgerDigest {
             omittedSpanNames += 1
             return
         }
+        // A line without a session id is a group of its own, which no snapshot covers.
+        let cover = event.session.isEmpty ? nil : covers[event.session]
+        var track = spans[event.name]?.sessions[event.session] != nil
+        if !track, spanSessionPairs < spanSessionBound {
+            spanSessionPairs += 1
+            track = true
+        }
+        if !track { untrackedSpanLines += 1 }
         // Mutated in place through the subscript: copying the histogram out and back per line
         // would dominate the build time of a large ledger.
-        spans[event.name, default: SpanLines()].add(event)
+        spans[event.name, default: SpanLines()].add(event, cover: cover, track: track)
     }
 
     private mutating func addHang(_ event: LedgerEvent) {

@@ -55,13 +55,9 @@ struct ReportAssembly {
 
     mutating func bytes() -> [UInt8] {
         let newest = payloads.newestPerSession()
-        var spanHistograms: [String: LatencyHistogram] = [:]
         var hangHistograms: [String: LatencyHistogram] = [:]
         var payloadSessions: [String: Int64] = [:]
         for (_, snapshot) in newest {
-            for (name, histogram) in snapshot.spans {
-                spanHistograms[name, default: LatencyHistogram()].merge(histogram)
-            }
             for (name, histogram) in snapshot.hangs {
                 hangHistograms[name, default: LatencyHistogram()].merge(histogram)
             }
@@ -102,7 +98,7 @@ struct ReportAssembly {
         omitted.sessions += digest.omittedSessions
 
         var spans: [String: ReportJSON] = [:]
-        let allSpans = ReportSections.spans(histograms: spanHistograms, ledger: digest.spans)
+        let allSpans = ReportSections.spans(snapshots: Self.spanSnapshots(newest), ledger: digest.spans)
             .sorted { $0.count != $1.count ? $0.count > $1.count : $0.name < $1.name }
         for span in allSpans {
             let cost = ReportJSON.string(span.name).bytes.count + span.json.bytes.count + 2
@@ -166,6 +162,13 @@ struct ReportAssembly {
         var out = ReportJSON.object(fixed).bytes
         out.append(UInt8(ascii: "\n"))
         return out.count <= capBytes ? out : minimal(generatedMs: generatedMs)
+    }
+
+    /// The snapshots whose span histograms count: the newest per session id, the one
+    /// ``SnapshotCover/covers(_:)`` split that session's ledger lines by.
+    static func spanSnapshots(_ newest: [(name: String, snapshot: DiagnosticSnapshot)]) -> [DiagnosticSnapshot] {
+        var taken: Set<String> = []
+        return newest.compactMap { taken.insert($0.snapshot.session).inserted ? $0.snapshot : nil }
     }
 
     /// Each session's flight-recorder block from its newest snapshot, newest session first; a

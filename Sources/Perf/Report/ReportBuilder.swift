@@ -68,15 +68,18 @@ public struct ReportBuilder: Sendable {
                 "no \(LedgerWriter.fileName) and no diagnostic payloads; is this a Perf data directory?")
         }
         let large = ledgerBytes > 8 << 20
+        // The payloads first: each session's newest snapshot decides which of its span lines
+        // are already calls of its histograms and which add to them.
+        if large { progress("reading \(payloadNames.count) diagnostic payloads…") }
+        var payloads = PayloadSet(folder: path + "/" + DiagnosticFiles.directoryName, names: payloadNames)
+        let covers = SnapshotCover.covers(payloads.newestPerSession())
         if large { progress("reading ledger (\(ledgerBytes >> 20) MiB)…") }
-        let digest = try LedgerDigest.read(directory: path, keepBytes: capBytes)
+        let digest = try LedgerDigest.read(directory: path, keepBytes: capBytes, covers: covers)
         if digest.summary.events == 0, digest.summary.malformedLines > 0 {
             throw Perf.ReportError(
                 .invalidLedger, path: path + "/" + LedgerWriter.fileName,
                 "not a Perf ledger: none of its \(digest.summary.malformedLines) lines is a ledger event")
         }
-        if large { progress("reading \(payloadNames.count) diagnostic payloads…") }
-        let payloads = PayloadSet(folder: path + "/" + DiagnosticFiles.directoryName, names: payloadNames)
         if large { progress("assembling the report…") }
         var assembly = ReportAssembly(capBytes: capBytes, digest: digest, payloads: payloads)
         return assembly.bytes()

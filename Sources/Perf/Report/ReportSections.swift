@@ -3,25 +3,44 @@
 import PerfCore
 
 enum ReportSections {
-    /// One entry per span name: histogram statistics when a snapshot carried the name, else the
-    /// ledger's lines of it (`"source":"ledger"`: only the over-budget and always-recorded ends,
-    /// so the percentiles describe the slow tail, not the whole distribution).
-    static func spans(histograms: [String: LatencyHistogram], ledger: [String: LedgerDigest.SpanLines])
+    /// One entry per span name, merged over sessions with one source per session: a session
+    /// whose newest snapshot holds the name gives that histogram plus its lines of the name the
+    /// snapshot cannot hold (later ones, orphaned ones); any other session gives its lines
+    /// (`"source":"ledger"` when no session gave a histogram: only the over-budget and
+    /// always-recorded ends, so the percentiles describe the slow tail). `count` and
+    /// `overBudget` are sums over the same sessions, so `overBudget` never exceeds `count` for
+    /// honest input.
+    static func spans(snapshots: [DiagnosticSnapshot], ledger: [String: LedgerDigest.SpanLines])
         -> [(name: String, count: UInt64, json: ReportJSON)]
     {
+        var histograms: [String: LatencyHistogram] = [:]
+        for snapshot in snapshots {
+            for (name, histogram) in snapshot.spans where !histogram.isEmpty {
+                histograms[name, default: LatencyHistogram()].merge(histogram)
+            }
+        }
         let names = Set(histograms.keys).union(ledger.keys)
         return names.map { name in
             let lines = ledger[name]
-            let fromSnapshot = histograms[name].flatMap { $0.isEmpty ? nil : $0 }
-            let histogram = fromSnapshot ?? lines?.durations ?? LatencyHistogram()
+            let total = lines?.total ?? LedgerDigest.SessionSpanLines()
+            let fromSnapshots = histograms[name]
+            var histogram = fromSnapshots ?? LatencyHistogram()
+            if let lines { histogram.merge(lines.durations) }
+            let count = (fromSnapshots?.count ?? 0) &+ UInt64(total.added)
             var members = statistics(histogram)
-            if fromSnapshot == nil, let lines { members["count"] = .int(Int64(lines.count)) }
-            let source: PerformanceReport.Span.Source = fromSnapshot == nil ? .ledger : .histogram
+            members["count"] = .int(Int64(clamping: count))
+            let source: PerformanceReport.Span.Source = fromSnapshots == nil ? .ledger : .histogram
             members["source"] = .string(source.rawValue)
             members["budgetMs"] = lines?.budgetMs.map(ReportJSON.double) ?? .null
-            members["overBudget"] = .int(Int64(lines?.overBudget ?? 0))
+            members["overBudget"] = .int(Int64(total.overBudget))
             members["sites"] = .array((lines?.sites ?? []).sorted().map(ReportJSON.string))
-            let count = fromSnapshot?.count ?? UInt64(lines?.count ?? 0)
+            if source == .histogram, let ledgerOnly = lines?.ledgerOnlySessions, ledgerOnly > 0 {
+                members["ledgerOnlySessions"] = .int(Int64(ledgerOnly))
+            }
+            if total.orphaned > 0 {
+                members["orphaned"] = .int(Int64(total.orphaned))
+                if let bound = lines?.orphanedLowerMs { members["orphanedLowerMs"] = .double(rounded(bound)) }
+            }
             return (name, count, .object(members))
         }
     }

@@ -144,6 +144,10 @@ struct ChromeTraceEvents {
             args["detail"] = event.detail.map(ReportJSON.string)
             args["site"] = event.site.map(ReportJSON.string)
             args["count"] = event.count.map(ReportJSON.int)
+            if event.exit == .orphaned {
+                // Left open by a crashed process: the slice is the part of it known, not all of it.
+                args["open"] = .string(event.durationMs.map { "≥ \($0) ms" } ?? "for an unknown time")
+            }
             slices.append(
                 Slice(
                     track: .ledger, startNanos: event.startUnixNanos, durationNanos: duration,

@@ -55,9 +55,12 @@ public struct ExportInput: Sendable {
         public var name: String
         /// The session.
         public var session: String
-        /// The line's `ts`, nanoseconds since the Unix epoch: the end of a span or hang.
+        /// The line's `ts`, nanoseconds since the Unix epoch: the end of a span or hang. An
+        /// orphaned span's `ts` is its start, so its time is that plus ``durationMs``: the end of
+        /// the time it is known to have been open.
         public var timeUnixNanos: Int64
-        /// Duration in milliseconds, for spans, hangs and hitches.
+        /// Duration in milliseconds, for spans, hangs and hitches; for an orphaned span, a lower
+        /// bound of how long it was open (`nil`: unknown).
         public var durationMs: Double?
         /// The span's budget.
         public var budgetMs: Double?
@@ -106,6 +109,10 @@ public struct ExportInput: Sendable {
         public var histogram: LatencyHistogram?
         /// `histogram` (every call) or `ledger` (only the slow ones).
         public var source: PerformanceReport.Span.Source
+        /// Spans of this name a crashed process left open, when any.
+        public var orphaned: Int64? = nil
+        /// The longest any of them is known to have been open, in milliseconds (a lower bound).
+        public var orphanedLowerMs: Double? = nil
     }
 
     /// A frame hangs were blamed on: the summary's row, read by the same code.
@@ -265,10 +272,15 @@ enum ExportReading {
     }
 
     static func event(_ line: PerformanceReport.Event) -> ExportInput.Event? {
-        guard let time = unixNanos(line.timestamp) else { return nil }
+        guard var time = unixNanos(line.timestamp) else { return nil }
+        let duration = durationMs(line.durationMs)
+        // An orphaned span's `ts` is its start: it was open from there for at least its duration.
+        if line.kind == .span, line.exit == .orphaned, let duration {
+            time = min(time + Int64((duration * 1_000_000).rounded()), maximumUnixNanos)
+        }
         return .init(
             kind: line.kind, name: line.name, session: line.session, timeUnixNanos: time,
-            durationMs: durationMs(line.durationMs), budgetMs: line.budgetMs, exit: line.exit, detail: line.detail,
+            durationMs: duration, budgetMs: line.budgetMs, exit: line.exit, detail: line.detail,
             site: line.site, culprit: line.culprit, fatal: line.fatal ?? false, thread: line.thread,
             threadID: line.thread.flatMap(threadID), count: line.count, lowerMs: durationMs(line.lowerMs),
             upperMs: durationMs(line.upperMs), suppressed: line.suppressed)
@@ -301,7 +313,8 @@ enum ExportReading {
         .init(
             name: name, count: span.count, sumMs: span.sumMs, minMs: span.minMs, maxMs: span.maxMs,
             p50Ms: span.p50Ms, p90Ms: span.p90Ms, p95Ms: span.p95Ms, p99Ms: span.p99Ms, budgetMs: span.budgetMs,
-            overBudget: span.overBudget, histogram: span.histogram, source: span.source)
+            overBudget: span.overBudget, histogram: span.histogram, source: span.source, orphaned: span.orphaned,
+            orphanedLowerMs: span.orphanedLowerMs)
     }
 
     static func processSample(_ entry: PerformanceReport.Diagnostic) -> ExportInput.ProcessSample? {

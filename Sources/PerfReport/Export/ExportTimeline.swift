@@ -136,9 +136,12 @@ extension ExportTimeline.Session {
     }
 
     /// Keeps the ledger spans the ring does not hold. The ring keeps the newest spans by end
-    /// time, so it holds every span that ended at or after its oldest entry's end.
+    /// time, so it holds every span that ended at or after its oldest entry's end; an orphaned
+    /// span never ended, so no ring holds it.
     mutating func dropCoveredLedgerSpans() {
         guard let oldestEnd = intervals.map({ $0.startUnixNanos + $0.durationNanos }).min() else { return }
-        ledgerSpans.removeAll { $0.timeUnixNanos + ExportTimeline.ledgerResolutionNanos >= oldestEnd }
+        ledgerSpans.removeAll {
+            $0.exit != .orphaned && $0.timeUnixNanos + ExportTimeline.ledgerResolutionNanos >= oldestEnd
+        }
     }
 }

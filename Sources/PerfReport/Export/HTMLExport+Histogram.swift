@@ -104,8 +104,13 @@ extension HTMLExport {
         if let budget = span.budgetMs {
             facts += " · budget \(duration(ms: budget)) · \(count(span.overBudget)) over"
         }
+        if let orphans = orphans(span) { facts += " · " + orphans }
         page.text(facts)
         page.raw("</span></figcaption>")
+        if onlyUnknownOrphans(span) {
+            page.raw("<p class=\"notice small\">No duration: left open by a crashed process.</p></figure>")
+            return
+        }
         if let histogram = span.histogram, !histogram.isEmpty {
             histogramChart(histogram, budgetMs: span.budgetMs, label: span.name, into: &page)
         } else {

@@ -100,17 +100,33 @@ extension HTMLExport {
 
     static func spansTable(_ spans: [ExportInput.SpanStatistics], into page: inout HTMLWriter) {
         let rows = spans.prefix(maximumRows).map { span -> [Cell] in
-            [
-                .text(span.name), .number(count(span.count)), .number(duration(ms: span.p50Ms)),
-                .number(duration(ms: span.p95Ms)), .number(duration(ms: span.p99Ms)),
-                .number(duration(ms: span.maxMs)), .number(span.budgetMs.map { duration(ms: $0) } ?? "–"),
-                .number(count(span.overBudget), alarm: span.overBudget > 0),
-                .text(span.source == .ledger ? "slow calls only" : "every call"),
+            let figure = { (ms: Double) in onlyUnknownOrphans(span) ? "–" : duration(ms: ms) }
+            var measuredText = span.source == .ledger ? "slow calls only" : "every call"
+            if let orphans = orphans(span) { measuredText += "; " + orphans }
+            return [
+                .text(span.name), .number(count(span.count)), .number(figure(span.p50Ms)),
+                .number(figure(span.p95Ms)), .number(figure(span.p99Ms)), .number(figure(span.maxMs)),
+                .number(span.budgetMs.map { duration(ms: $0) } ?? "–"),
+                .number(count(span.overBudget), alarm: span.overBudget > 0), .text(measuredText),
             ]
         }
         table(
             ["Span", "Calls", "p50", "p95", "p99", "Max", "Budget", "Over budget", "Measured"], rows,
             total: spans.count, noun: "more span", into: &page)
+    }
+
+    /// `2 orphaned, open ≥ 45s` (or `open for an unknown time`): spans of this name a crashed
+    /// process left open; `nil` when none.
+    static func orphans(_ span: ExportInput.SpanStatistics) -> String? {
+        guard let orphaned = span.orphaned, orphaned > 0 else { return nil }
+        let open = span.orphanedLowerMs.map { "open ≥ " + duration(ms: $0) } ?? "open for an unknown time"
+        return "\(count(orphaned)) orphaned, \(open)"
+    }
+
+    /// Whether a span's only calls are orphans with no known duration: its figures are not 0,
+    /// there are none.
+    static func onlyUnknownOrphans(_ span: ExportInput.SpanStatistics) -> Bool {
+        (span.orphaned ?? 0) > 0 && span.histogram?.isEmpty == true
     }
 
     /// Ledger events that have a duration, longest first (ties: earliest, then name).
@@ -140,7 +156,10 @@ extension HTMLExport {
             kind += HTMLWriter.escape(event.kind.rawValue) + "</span>"
             return [
                 .markup(kind), .text(event.name),
-                .number(duration(ms: event.durationMs ?? 0), alarm: over || event.kind == .hang),
+                // An orphaned span's duration is how long it was open at least.
+                .number(
+                    (event.exit == .orphaned ? "≥ " : "") + duration(ms: event.durationMs ?? 0),
+                    alarm: over || event.kind == .hang),
                 .number(event.budgetMs.map { duration(ms: $0) } ?? "–"), .text(exit), .text(event.session),
                 .text(time(unixNanos: event.timeUnixNanos), nowrap: true), .text(event.site ?? event.culprit ?? "–"),
             ]

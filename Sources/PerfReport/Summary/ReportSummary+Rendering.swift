@@ -16,14 +16,23 @@ extension ReportSummary {
             lines.append(row(["NAME", "COUNT", "P50 ms", "P95 ms", "P99 ms", "MAX ms", "BUDGET ms", "OVER"]))
             for span in spans {
                 let name = span.source == .ledger ? span.name + " *" : span.name
+                // A maximum an orphan's open time gave is a lower bound; nothing measured is "-".
+                let atLeast = span.orphanedLowerMs.map { $0 >= span.maxMs } ?? false
+                let maximum = (atLeast ? "≥" : "") + format(span.maxMs)
+                let figures =
+                    span.measured
+                    ? [format(span.p50Ms), format(span.p95Ms), format(span.p99Ms), maximum] : ["-", "-", "-", "-"]
                 lines.append(
-                    row([
-                        name, "\(span.count)", format(span.p50Ms), format(span.p95Ms), format(span.p99Ms),
-                        format(span.maxMs), span.budgetMs.map(format) ?? "-", "\(span.overBudget)",
-                    ]))
+                    row(
+                        [name, "\(span.count)"] + figures + [span.budgetMs.map(format) ?? "-", "\(span.overBudget)"]))
             }
             if spans.contains(where: { $0.source == .ledger }) {
                 lines.append("  * from ledger lines only (slow calls); no histogram snapshot held this span")
+            }
+            let orphans = spans.filter { ($0.orphaned ?? 0) > 0 }
+            if !orphans.isEmpty {
+                lines.append("  left open by a crashed process:")
+                for span in orphans { lines.append("    " + pad(span.name, 34) + Self.orphans(span)) }
             }
         }
         lines.append("")
@@ -60,12 +69,17 @@ extension ReportSummary {
             "generatedAt": .string(generatedAt), "truncated": .bool(truncated),
             "spans": .array(
                 spans.map { span in
-                    .object([
+                    var members: [String: ReportJSON] = [
                         "name": .string(span.name), "count": .int(span.count), "p50Ms": .double(span.p50Ms),
                         "p95Ms": .double(span.p95Ms), "p99Ms": .double(span.p99Ms), "maxMs": .double(span.maxMs),
                         "budgetMs": span.budgetMs.map(ReportJSON.double) ?? .null,
                         "overBudget": .int(span.overBudget), "source": .string(span.source.rawValue),
-                    ])
+                    ]
+                    if let orphaned = span.orphaned {
+                        members["orphaned"] = .int(orphaned)
+                        members["orphanedLowerMs"] = span.orphanedLowerMs.map(ReportJSON.double) ?? .null
+                    }
+                    return .object(members)
                 }),
             "hangs": .object([
                 "count": .int(hangCount), "fatal": .int(fatalHangs), "suppressed": .int(suppressedHangs),
@@ -84,6 +98,22 @@ extension ReportSummary {
                 }),
         ])
         return String(decoding: document.bytes, as: UTF8.self) + "\n"
+    }
+
+    /// `3 orphaned (open ≥ 5.2 s)`, or `(open for an unknown time)` when no line gave a bound.
+    static func orphans(_ span: Span) -> String {
+        let open = span.orphanedLowerMs.map { "open ≥ " + duration(ms: $0) } ?? "open for an unknown time"
+        return "\(span.orphaned ?? 0) orphaned (\(open))"
+    }
+
+    /// A duration in the unit that reads best: `850.0 ms`, `5.2 s`, `12.5 min`, `3.0 h`.
+    static func duration(ms: Double) -> String {
+        switch ms {
+        case ..<1_000: String(format: "%.1f ms", ms)
+        case ..<120_000: String(format: "%.1f s", ms / 1_000)
+        case ..<7_200_000: String(format: "%.1f min", ms / 60_000)
+        default: String(format: "%.1f h", ms / 3_600_000)
+        }
     }
 
     private func row(_ cells: [String]) -> String {

@@ -24,6 +24,13 @@ public struct ReportSummary: Sendable, Equatable {
         public var overBudget: Int64
         /// `histogram` (all calls) or `ledger` (only the recorded, slow ones).
         public var source: PerformanceReport.Span.Source
+        /// Whether any call has a duration; when none has (only spans left open for an unknown
+        /// time), the percentiles and maximum are not figures to show.
+        public var measured: Bool = true
+        /// Spans of this name a crashed process left open, when any.
+        public var orphaned: Int64?
+        /// The longest any of them is known to have been open, in milliseconds (a lower bound).
+        public var orphanedLowerMs: Double?
     }
 
     /// One culprit row.
@@ -81,7 +88,8 @@ public struct ReportSummary: Sendable, Equatable {
         spans = report.spans.map { name, span in
             Span(
                 name: name, count: span.count, p50Ms: span.p50Ms, p95Ms: span.p95Ms, p99Ms: span.p99Ms,
-                maxMs: span.maxMs, budgetMs: span.budgetMs, overBudget: span.overBudget, source: span.source)
+                maxMs: span.maxMs, budgetMs: span.budgetMs, overBudget: span.overBudget, source: span.source,
+                measured: Self.measured(span), orphaned: span.orphaned, orphanedLowerMs: span.orphanedLowerMs)
         }.sorted { $0.p95Ms != $1.p95Ms ? $0.p95Ms > $1.p95Ms : $0.name < $1.name }
         hangCount = report.hangs.count
         fatalHangs = report.hangs.fatal
@@ -93,5 +101,12 @@ public struct ReportSummary: Sendable, Equatable {
                 id: $0.id, status: $0.status, startedAt: $0.startedAt?.description, endedAt: $0.endedAt?.description)
         }
         truncated = report.truncated != nil
+    }
+
+    /// Whether a span's statistics describe any duration: its histogram holds one, or (a report
+    /// without histograms) not every call is an orphan without a bound.
+    static func measured(_ span: PerformanceReport.Span) -> Bool {
+        if let histogram = span.histogram { return !histogram.isEmpty }
+        return span.orphanedLowerMs != nil || (span.orphaned ?? 0) < span.count
     }
 }

@@ -136,9 +136,11 @@ extension PerformanceReport {
         }
     }
 
-    /// One span name's statistics, in milliseconds.
+    /// One span name's statistics, in milliseconds, merged over sessions: each session counts
+    /// from its newest snapshot's histogram (plus its ledger lines the snapshot cannot hold) or,
+    /// without one, from its ledger lines.
     public struct Span: Codable, Sendable, Equatable {
-        /// Calls counted (ledger lines, for a `ledger` source).
+        /// Calls counted: snapshot calls plus the ledger lines no snapshot holds.
         public var count: Int64
         /// Total, shortest and longest call (`sum`, `min`, `max`).
         public var sumMs: Double, minMs: Double, maxMs: Double
@@ -146,20 +148,31 @@ extension PerformanceReport {
         public var p50Ms: Double, p90Ms: Double, p95Ms: Double, p99Ms: Double
         /// The distribution the statistics come from.
         public var histogram: Perf.Histogram?
-        /// A snapshot's histogram (every call) or ledger lines (the slow ones).
+        /// `histogram` when some session's snapshot held the name (every call of that session),
+        /// `ledger` when only ledger lines did (the slow ones).
         public var source: Source
         /// The call site's budget, when a ledger line told it.
         public var budgetMs: Double?
-        /// Ledger lines over their budget.
+        /// Ledger lines over their budget, over the same sessions as `count`.
         public var overBudget: Int64
         /// Call sites (`Module/File.swift:88`), sorted.
         public var sites: [String]
+        /// With a `histogram` source, the sessions that counted from ledger lines only (no
+        /// snapshot of theirs held the name); `nil` when none did, and in older reports.
+        public var ledgerOnlySessions: Int64?
+        /// Ledger lines of spans a crashed process left open (`"exit":"orphaned"`); `nil` when
+        /// none, and in older reports.
+        public var orphaned: Int64?
+        /// The longest any orphaned span of the name is known to have been open, in
+        /// milliseconds: a lower bound. `nil` when no orphaned line told it.
+        public var orphanedLowerMs: Double?
 
         /// Creates a span's statistics.
         public init(
             count: Int64 = 0, sumMs: Double = 0, minMs: Double = 0, maxMs: Double = 0, p50Ms: Double = 0,
             p90Ms: Double = 0, p95Ms: Double = 0, p99Ms: Double = 0, histogram: Perf.Histogram? = nil,
-            source: Source = .histogram, budgetMs: Double? = nil, overBudget: Int64 = 0, sites: [String] = []
+            source: Source = .histogram, budgetMs: Double? = nil, overBudget: Int64 = 0, sites: [String] = [],
+            ledgerOnlySessions: Int64? = nil, orphaned: Int64? = nil, orphanedLowerMs: Double? = nil
         ) {
             self.count = count
             self.sumMs = sumMs
@@ -174,14 +187,18 @@ extension PerformanceReport {
             self.budgetMs = budgetMs
             self.overBudget = overBudget
             self.sites = sites
+            self.ledgerOnlySessions = ledgerOnlySessions
+            self.orphaned = orphaned
+            self.orphanedLowerMs = orphanedLowerMs
         }
 
         enum CodingKeys: String, CodingKey {
             case count, sumMs = "sum", minMs = "min", maxMs = "max", p50Ms, p90Ms, p95Ms, p99Ms, histogram, source
-            case budgetMs, overBudget, sites
+            case budgetMs, overBudget, sites, ledgerOnlySessions, orphaned, orphanedLowerMs
         }
 
-        /// Reads the object; absent numbers read as 0, an absent source as `histogram`.
+        /// Reads the object; absent numbers read as 0, an absent source as `histogram`, absent
+        /// optional members (`ledgerOnlySessions`, `orphaned`, `orphanedLowerMs`) as `nil`.
         public init(from decoder: any Decoder) throws {
             let context = decoder.reportContext
             let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -198,6 +215,9 @@ extension PerformanceReport {
             budgetMs = try container.optional(.budgetMs, context)
             overBudget = try container.optional(.overBudget, context) ?? 0
             sites = try container.list(.sites, context)
+            ledgerOnlySessions = try container.optional(.ledgerOnlySessions, context)
+            orphaned = try container.optional(.orphaned, context)
+            orphanedLowerMs = try container.optional(.orphanedLowerMs, context)
         }
     }
 
