@@ -47,7 +47,7 @@ import Testing
 
     /// The lines the next start writes about a crashed session and an unreadable one.
     static func recoveryLines() -> [LedgerEvent] {
-        let crashed = RecoveredSession(
+        var crashed = RecoveredSession(
             id: "fedcba9876543210",
             info: SessionInfo(id: "fedcba9876543210", pid: 4242, startWallNanos: wall, app: .init(name: "app", version: "1.0")),
             status: .crashed,
@@ -65,8 +65,16 @@ import Testing
                     ])
             ],
             recoveryNote: "no end marker")
+        crashed.spanMemory = RecoveredSpanMemory(
+            histograms: [:], spans: [], ringCapacity: 0, recorded: 0, clockPair: (1, wall + 5_000_000_000),
+            lastAliveWallNanos: wall + 5_000_000_000, tornRecords: 1, damaged: 2, droppedRecords: 3)
+        var withoutMemory = crashed
+        withoutMemory.id = "fedcba9876543211"
+        withoutMemory.spanMemory = nil
+        withoutMemory.spanMemoryProblem = "span memory /d/sessions/fedcba9876543211/spans.map: span memory version 2"
         let unreadable = RecoveredSession(id: "0000000000000001", info: nil, status: .unreadable(reason: "bad header"))
-        return RecoveryLines.events(for: crashed) + RecoveryLines.events(for: unreadable)
+        return RecoveryLines.events(for: crashed) + RecoveryLines.events(for: withoutMemory)
+            + RecoveryLines.events(for: unreadable)
     }
 
     /// The writer's gap report: a line over the cap is dropped, the next one says so.
@@ -141,7 +149,7 @@ import Testing
             keys.formUnion(line.object?.keys ?? [:].keys)
         }
         #expect(kinds == contract.kinds.subtracting(["diagnostic"]), "every kind but `diagnostic` (ContractDocsDemoTests)")
-        let onlyDiagnostic: Set<String> = ["path"]
+        let onlyDiagnostic: Set<String> = ["path", "droppedSpanRecords"]
         #expect(keys == Set(contract.keys.keys).subtracting(onlyDiagnostic), "every documented key is written somewhere")
         #expect(
             !lines.contains { $0.object?["detail"]?.string?.contains("token") == true },

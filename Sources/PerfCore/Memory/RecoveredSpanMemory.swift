@@ -33,6 +33,25 @@ public struct RecoveredSpanMemory: Sendable, Equatable {
     /// Whether the process closed the memory cleanly.
     public var closedCleanly: Bool
 
+    /// Creates a recovered span memory (recovery reads one with ``read(path:)``).
+    public init(
+        histograms: [String: LatencyHistogram], spans: [FlightRecorder.Entry], ringCapacity: Int, recorded: UInt64,
+        clockPair: (monotonicNanos: UInt64, wallNanos: UInt64), lastAliveWallNanos: UInt64, tornRecords: Int = 0,
+        tornSlots: Int = 0, damaged: Int = 0, droppedRecords: UInt64 = 0, closedCleanly: Bool = false
+    ) {
+        self.histograms = histograms
+        self.spans = spans
+        self.ringCapacity = ringCapacity
+        self.recorded = recorded
+        self.clockPair = clockPair
+        self.lastAliveWallNanos = lastAliveWallNanos
+        self.tornRecords = tornRecords
+        self.tornSlots = tornSlots
+        self.damaged = damaged
+        self.droppedRecords = droppedRecords
+        self.closedCleanly = closedCleanly
+    }
+
     public static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.histograms == rhs.histograms && lhs.spans == rhs.spans && lhs.ringCapacity == rhs.ringCapacity
             && lhs.recorded == rhs.recorded && lhs.clockPair == rhs.clockPair
