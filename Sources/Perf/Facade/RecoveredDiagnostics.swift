@@ -7,9 +7,11 @@ enum RecoveredDiagnostics {
     /// The payload's reason.
     static let reason = "recovered"
 
-    /// The snapshot a recovered session's span memory makes, or nil when it left none.
+    /// The snapshot a crashed session's span memory makes, or nil when it left none. A session
+    /// that ended cleanly filed its own at shutdown (and removed its span memory before its end).
     static func snapshot(for recovered: RecoveredSession) -> DiagnosticSnapshot? {
-        guard let memory = recovered.spanMemory, let info = recovered.info else { return nil }
+        guard case .crashed = recovered.status, let memory = recovered.spanMemory, let info = recovered.info
+        else { return nil }
         let takenAtMs = Int64(memory.lastAliveWallNanos / 1_000_000)
         var intervals: SpanIntervals?
         if memory.ringCapacity > 0 {

@@ -209,15 +209,14 @@ public final class SpanMemory: @unchecked Sendable {
         perf_atomic_store_u64_release(sequence, next + 1)
     }
 
-    /// Ends the memory cleanly: marks it closed, removes the file, and swaps the file's pages for
-    /// fresh anonymous ones at the same addresses, so the file's blocks and page cache are given
+    /// Ends the memory cleanly: removes the file, and swaps the pages for fresh anonymous ones at
+    /// the same addresses, so the file's blocks and page cache (or the anonymous pages) are given
     /// back now rather than when the process exits. Take any snapshot first: the counters start
     /// again from zero. The addresses stay valid, so a span begun before and ending after still
-    /// records (into the fresh memory) and never faults. Anonymous memory is only marked.
+    /// records (into the fresh memory) and never faults.
     public func close() {
         perf_atomic_store_u64_release(word(SpanMemoryLayout.closedOffset), 1)
-        guard let path else { return }
-        unlink(path)
+        if let path { unlink(path) }
         let flags = MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE
         guard mmap(base, configuration.bytes, PROT_READ | PROT_WRITE, flags, -1, 0) == base else { return }
         writeHeader(anchorMonotonicNanos: perf_monotonic_ns(), anchorWallNanos: perf_realtime_ns())
