@@ -53,6 +53,32 @@ import Testing
         #expect(registry.snapshot().mapValues(\.count) == ["mem.a": 1, "mem.b": 1])
     }
 
+    @Test func redirtyingTouchesOnlyResidentPagesAndChangesNoValue() throws {
+        let directory = try TemporaryDirectory("span-memory-redirty")
+        defer { directory.remove() }
+        let memory = try SpanMemory.create(path: Self.file(directory), .init(bytes: 4 << 20, nameCapacity: 64, ringCapacity: 256))
+        let registry = HistogramRegistry(memory: memory)
+        let flight = try #require(FlightRecorder(memory: memory))
+        for index in 0..<500 {
+            let ref = registry.record("redirty.a", nanos: 1_000 + UInt64(index) * 1_000)
+            flight.record("redirty.a", nameRef: ref, startNanos: UInt64(index), durationNanos: 1, budgetNanos: nil, exit: .success)
+        }
+        func residentPages() -> Int {
+            let length = memory.configuration.bytes
+            var vector = [UInt8](repeating: 0, count: length / 4096)
+            #expect(mincore(memory.base, length, &vector) == 0)
+            return vector.filter { $0 & 1 != 0 }.count
+        }
+        let before = registry.snapshot()
+        let resident = residentPages()
+        #expect(memory.synchronize() == 0)
+        let stored = memory.redirtyResidentPages()
+        #expect(stored > 0 && stored <= resident)
+        #expect(residentPages() == resident, "no page is brought in")
+        #expect(registry.snapshot() == before)
+        #expect(try SpanMemory.anonymous().redirtyResidentPages() == 0, "anonymous pages are never written back")
+    }
+
     @Test func aThreadEndingAFewDurationsCostsAboutAKilobytePerName() throws {
         let memory = try SpanMemory.anonymous(.init(bytes: 8 << 20, nameCapacity: 64, ringCapacity: 0))
         let registry = HistogramRegistry(memory: memory)

@@ -3,8 +3,10 @@
 import Dispatch
 import PerfCore
 
-/// A 1-second timer that stores the time in the span memory's header. Never wakes a host thread:
-/// it runs on a utility queue of its own, with a second of leeway.
+/// A 1-second timer that stores the time in the span memory's header and re-dirties its resident
+/// pages, so that a write fault armed by the kernel's writeback (every ~30 s per dirty page) is
+/// usually taken on this thread rather than by a span's end. Never wakes a host thread: it runs on
+/// a utility queue of its own, with a second of leeway.
 final class SpanMemoryHeartbeat: @unchecked Sendable {
     // @unchecked: the source is only resumed in init and cancelled in stop; dispatch sources are
     // thread-safe for cancel.
@@ -17,6 +19,7 @@ final class SpanMemoryHeartbeat: @unchecked Sendable {
             deadline: .now() + .seconds(intervalSeconds), repeating: .seconds(intervalSeconds), leeway: .seconds(1))
         source.setEventHandler { [memory, clock] in
             memory.heartbeat(monotonicNanos: clock.monotonicNanos(), wallNanos: clock.wallNanos())
+            memory.redirtyResidentPages()
         }
         source.resume()
     }
