@@ -1,12 +1,210 @@
 // The span memory group (issue 14): what moving span histograms and the flight recorder into a
 // file mapped MAP_SHARED costs. Resident memory for 1,000 names × 32 threads against the layout
-// before (SpanMemoryRSSBenchmarks.swift).
+// before (SpanMemoryRSSBenchmarks.swift); the tail of individually timed spans over anonymous
+// memory, a file, and a file whose pages are written back every 5 ms (so stores take write
+// faults), beside a timed clock pair.
+import CPerfShims
 import Foundation
+import Glibc
+import PerfCore
+import Synchronization
 
 enum SpanMemoryBenchmarks {
     static let group = BenchGroup(name: "span-memory") { context in try run(context) }
 
+    private static let site = CallSite()
+    private static let underBudgetNanos: UInt64 = 1_000_000_000
+    /// Perf.install's defaults: 8 MiB, 1,024 names, 4,096 flight recorder slots.
+    private static let configuration = SpanMemory.Configuration()
+
     private static func run(_ context: BenchContext) throws {
         try SpanMemoryRSS.run(context)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "perf-bench-span-memory-\(getpid())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try tails(context, directory: directory.path)
+    }
+
+    private static func recorder(over memory: SpanMemory) -> SpanRecorder {
+        SpanRecorder(
+            histograms: HistogramRegistry(memory: memory), pipeline: RecordPipeline(),
+            flightRecorder: FlightRecorder(memory: memory))
+    }
+
+    // MARK: - Tails
+
+    /// One variant of the timed loop: its recorder (nil for the clock pair alone), its samples and
+    /// the minor faults the timing thread took while it ran.
+    private final class TailVariant {
+        let title: String
+        let recorder: SpanRecorder?
+        var samples: [UInt64]
+        var filled = 0
+        var minorFaults = 0
+        var majorFaults = 0
+
+        init(_ title: String, recorder: SpanRecorder?, count: Int) {
+            self.title = title
+            self.recorder = recorder
+            samples = [UInt64](repeating: 0, count: count)
+        }
+    }
+
+    /// Times each begin+end on its own (`t0; begin; end; t1`), the variants interleaved in rounds
+    /// so they share the machine's noise.
+    private static func tails(_ context: BenchContext, directory: String) throws {
+        let count = context.scaled(1_000_000, quick: 200_000)
+        let rounds = context.scaled(10, quick: 4)
+        let perRound = count / rounds
+        let anonymous = try SpanMemory.anonymous(configuration)
+        let file = try SpanMemory.create(path: directory + "/tail-file.map", configuration)
+        let synced = try SpanMemory.create(path: directory + "/tail-synced.map", configuration)
+        defer {
+            file.close()
+            synced.close()
+        }
+        let variants = [
+            TailVariant("clock pair around nothing", recorder: nil, count: perRound * rounds),
+            TailVariant("anonymous span memory", recorder: recorder(over: anonymous), count: perRound * rounds),
+            TailVariant("file-backed span memory", recorder: recorder(over: file), count: perRound * rounds),
+            TailVariant(
+                "file-backed, msync(MS_SYNC) every 5 ms", recorder: recorder(over: synced),
+                count: perRound * rounds),
+        ]
+        let writeback = WritebackDriver(memory: synced)
+        writeback.start()
+        for variant in variants { time(variant.recorder, count: 10_000, into: &variant.samples, from: 0) }
+        for _ in 0..<rounds {
+            for (index, variant) in variants.enumerated() {
+                if index == 3 { writeback.active.store(true, ordering: .releasing) }
+                let faults = threadFaults()
+                time(variant.recorder, count: perRound, into: &variant.samples, from: variant.filled)
+                let after = threadFaults()
+                if index == 3 { writeback.active.store(false, ordering: .releasing) }
+                variant.filled += perRound
+                variant.minorFaults += after.minor - faults.minor
+                variant.majorFaults += after.major - faults.major
+            }
+        }
+        writeback.stop()
+
+        let distributions = variants.map { Distribution($0.samples.map { Double($0) }) }
+        let clock = distributions[0]
+        let anonymousTail = distributions[1]
+        let syncs = writeback.calls.load(ordering: .acquiring)
+        for (index, variant) in variants.enumerated() {
+            let distribution = distributions[index]
+            var note =
+                "\(variant.samples.count) spans timed one by one (t0; begin; end; t1) in \(rounds) rounds "
+                + "interleaved with the other variants; max \(variant.samples.max() ?? 0) ns; "
+                + "\(variant.samples.count { $0 > 10_000 }) over 10 µs; \(variant.minorFaults) minor and "
+                + "\(variant.majorFaults) major faults on the timing thread"
+            var row = BenchRow(
+                group: "span-memory", name: "begin+end timed one by one, \(variant.title)", unit: "ns/op",
+                median: distribution.median, p99: distribution.p99, p999: distribution.p999,
+                samples: variant.samples.count)
+            switch index {
+            case 0:
+                note += "; the floor of every row below"
+            case 1:
+                row.baseline = "clock pair around nothing (same run)"
+                row.baselineMedian = clock.median
+                row.baselineP99 = clock.p99
+                row.ratio = distribution.median / clock.median
+                note += "; span memory and flight recorder in anonymous pages, default sizes"
+            default:
+                row.baseline = "anonymous span memory, p99.9 (same run)"
+                row.baselineMedian = anonymousTail.p999
+                row.ratio = distribution.p999 / anonymousTail.p999
+                row.target = "p99.9 ≤ 1.5× anonymous p99.9"
+                row.pass = distribution.p999 <= 1.5 * anonymousTail.p999
+                note +=
+                    index == 2
+                    ? "; ratio is p99.9 / anonymous p99.9; file mapped MAP_SHARED on "
+                        + "\(SpanMemoryRSS.filesystem(directory)), no writeback during the run (the kernel writes "
+                        + "back pages dirty for 30 s)"
+                    : "; ratio is p99.9 / anonymous p99.9; a thread called synchronize() \(syncs) times "
+                        + "(\(writeback.failures.load(ordering: .acquiring)) failed), each taking "
+                        + String(
+                            format: "%.2f ms on average, %.2f ms at most", writeback.meanMillis, writeback.maxMillis)
+                        + "; on a filesystem that writes pages back (not tmpfs) the next store to each written-back "
+                        + "page takes a write fault, as after the kernel's own writeback of pages dirty for 30 s "
+                        + "(here ~1,000× as often): \(syncs == 0 ? 0 : variant.minorFaults / syncs) faults a call"
+            }
+            row.note = note
+            context.add(row)
+        }
+    }
+
+    /// The timed loop, kept out of line so every variant runs the same code.
+    @inline(never)
+    private static func time(_ recorder: SpanRecorder?, count: Int, into samples: inout [UInt64], from offset: Int) {
+        samples.withUnsafeMutableBufferPointer { buffer in
+            if let recorder {
+                for index in offset..<offset + count {
+                    let start = perf_monotonic_ns()
+                    recorder.end(recorder.begin("bench.span-memory", budgetNanos: underBudgetNanos, site: site))
+                    buffer[index] = perf_monotonic_ns() &- start
+                }
+            } else {
+                for index in offset..<offset + count {
+                    let start = perf_monotonic_ns()
+                    buffer[index] = perf_monotonic_ns() &- start
+                }
+            }
+        }
+    }
+
+    private static func threadFaults() -> (minor: Int, major: Int) {
+        var usage = rusage()
+        getrusage(1, &usage)  // RUSAGE_THREAD (Linux), which Glibc's module does not export
+        return (usage.ru_minflt, usage.ru_majflt)
+    }
+}
+
+/// Writes a span memory's pages back every 5 ms while `active`, from a thread of its own, so that
+/// the timed thread's next store to each page takes a write fault.
+private final class WritebackDriver: Sendable {
+    let memory: SpanMemory
+    let active = Atomic<Bool>(false)
+    let calls = Atomic<Int>(0)
+    let failures = Atomic<Int>(0)
+    private let totalNanos = Atomic<UInt64>(0)
+    private let longestNanos = Atomic<UInt64>(0)
+    private let stopping = Atomic<Bool>(false)
+    private let stopped = DispatchSemaphore(value: 0)
+
+    init(memory: SpanMemory) { self.memory = memory }
+
+    var meanMillis: Double {
+        let calls = calls.load(ordering: .acquiring)
+        return calls == 0 ? 0 : Double(totalNanos.load(ordering: .acquiring)) / Double(calls) / 1e6
+    }
+
+    var maxMillis: Double { Double(longestNanos.load(ordering: .acquiring)) / 1e6 }
+
+    func start() {
+        Thread { [self] in
+            while !stopping.load(ordering: .acquiring) {
+                guard active.load(ordering: .acquiring) else {
+                    usleep(200)
+                    continue
+                }
+                let start = Bench.now()
+                if memory.synchronize() != 0 { failures.add(1, ordering: .relaxed) }
+                let elapsed = Bench.now() - start
+                totalNanos.add(elapsed, ordering: .relaxed)
+                if elapsed > longestNanos.load(ordering: .relaxed) { longestNanos.store(elapsed, ordering: .relaxed) }
+                calls.add(1, ordering: .releasing)
+                usleep(5_000)
+            }
+            stopped.signal()
+        }.start()
+    }
+
+    func stop() {
+        stopping.store(true, ordering: .releasing)
+        stopped.wait()
     }
 }
