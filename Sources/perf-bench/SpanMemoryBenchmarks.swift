@@ -2,7 +2,8 @@
 // file mapped MAP_SHARED costs. Resident memory for 1,000 names × 32 threads against the layout
 // before (SpanMemoryRSSBenchmarks.swift); the tail of individually timed spans over anonymous
 // memory, a file, and a file whose pages are written back every 5 ms (so stores take write
-// faults), beside a timed clock pair.
+// faults), beside a timed clock pair; and the scoped hot path over a file against a
+// CLOCK_MONOTONIC read pair from 1 and 2 threads, as the span group measures it over anonymous memory.
 import CPerfShims
 import Foundation
 import Glibc
@@ -24,6 +25,7 @@ enum SpanMemoryBenchmarks {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         try tails(context, directory: directory.path)
+        try hotPath(context, directory: directory.path)
     }
 
     private static func recorder(over memory: SpanMemory) -> SpanRecorder {
@@ -160,6 +162,67 @@ enum SpanMemoryBenchmarks {
         var usage = rusage()
         getrusage(1, &usage)  // RUSAGE_THREAD (Linux), which Glibc's module does not export
         return (usage.ru_minflt, usage.ru_majflt)
+    }
+
+    // MARK: - Hot path
+
+    /// The span group's scoped row over a file-backed span memory: alternating batches against a
+    /// CLOCK_MONOTONIC read pair, from 1 and 2 threads, with allocations counted.
+    private static func hotPath(_ context: BenchContext, directory: String) throws {
+        let batches = context.scaled(200, quick: 30)
+        let iterations = context.scaled(100_000, quick: 20_000)
+        let memory = try SpanMemory.create(path: directory + "/hot.map", configuration)
+        defer { memory.close() }
+        let recorder = recorder(over: memory)
+        let single = alternating(recorder, batches: batches, iterations: iterations)
+        let allocations = Bench.allocationsPerOp(iterations: 10_000) { span(recorder) }
+        let ratio = single.subject.median / single.baseline.median
+        context.add(
+            BenchRow(
+                group: "span-memory", name: "scoped begin+end, file-backed span memory", unit: "ns/op",
+                median: single.subject.median, p99: single.subject.p99, p999: single.subject.p999,
+                baseline: "CLOCK_MONOTONIC read pair (same run)", baselineMedian: single.baseline.median,
+                baselineP99: single.baseline.p99, ratio: ratio, target: "≤ 1.3× baseline, 0 allocs",
+                pass: ratio <= 1.3 && allocations == 0, allocationsPerOp: allocations,
+                note: "histogram and flight recorder in a file mapped MAP_SHARED (Perf.install's default sizes); "
+                    + "per-op cost of \(batches) alternating batches of \(iterations); allocs over 10,000 pairs",
+                samples: batches))
+
+        let perThread = Bench.concurrently(threads: 2) { _ in
+            alternating(recorder, batches: batches, iterations: iterations)
+        }
+        let threadAllocations =
+            Bench.concurrently(threads: 2) { _ in
+                Bench.allocationsPerOp(iterations: 10_000) { span(recorder) }
+            }.max() ?? 0
+        let subject = Distribution(perThread.map(\.subject.median))
+        let baseline = Distribution(perThread.map(\.baseline.median))
+        let twoRatio = subject.median / baseline.median
+        context.add(
+            BenchRow(
+                group: "span-memory",
+                name: "scoped begin+end, file-backed span memory, 2 threads (median of thread medians)",
+                unit: "ns/op", median: subject.median, p99: perThread.map(\.subject.p99).max(),
+                p999: perThread.map(\.subject.p999).max(), baseline: "CLOCK_MONOTONIC read pair, 2 threads",
+                baselineMedian: baseline.median, baselineP99: perThread.map(\.baseline.p99).max(), ratio: twoRatio,
+                target: "≤ 1.3× baseline, 0 allocs", pass: twoRatio <= 1.3 && threadAllocations == 0,
+                allocationsPerOp: threadAllocations,
+                note: "median as the span group's 2-thread row; p99 and p99.9 are the worse thread's; allocs/op "
+                    + "of the worse thread, each counting its own 10,000 pairs while both run",
+                samples: batches * 2))
+    }
+
+    @inline(__always)
+    private static func span(_ recorder: SpanRecorder) {
+        recorder.end(recorder.begin("bench.span-memory.hot", budgetNanos: underBudgetNanos, site: site))
+    }
+
+    private static func alternating(
+        _ recorder: SpanRecorder, batches: Int, iterations: Int
+    ) -> (subject: Distribution, baseline: Distribution) {
+        Bench.alternating(batches: batches, iterations: iterations, baseline: Bench.clockPairs) { count in
+            for _ in 0..<count { span(recorder) }
+        }
     }
 }
 
