@@ -2,10 +2,16 @@
 // scenarios are `perf-reliability`; the children tests and scenarios kill are `perf-test-child`.
 import Foundation
 
+// Hidden: a child process of the span-memory group's RSS rows (it measures one variant and exits).
+if CommandLine.arguments.count > 1, CommandLine.arguments[1] == SpanMemoryRSS.childCommand {
+    SpanMemoryRSS.child(Array(CommandLine.arguments.dropFirst(2)))
+}
+
 let groups: [BenchGroup] = [
     JournalBenchmarks.group,
     HistogramBenchmarks.group,
     SpanBenchmarks.group,
+    SpanMemoryBenchmarks.group,
     LedgerBenchmarks.group,
     FacadeBenchmarks.group,
     WatchdogBenchmarks.group,
