@@ -19,13 +19,16 @@ struct AtomicHistogramEntry {
     static let maximumNameBytes = 1024
 
     let raw: UnsafeMutableRawPointer
-    /// This entry's number plus one: what a flight recorder slot stores to name its span.
-    let nameRef: UInt32
 
-    init(_ raw: UnsafeRawPointer, memory: SpanMemory) {
+    @inline(__always)
+    init(_ raw: UnsafeRawPointer) {
         self.raw = UnsafeMutableRawPointer(mutating: raw)
-        nameRef = UInt32((raw - UnsafeRawPointer(memory.entry(0))) / L.entryBytes + 1)
     }
+
+    /// This entry's number plus one: what a flight recorder slot stores to name its span (stored
+    /// in the entry when it is made, so the hot path reads it rather than divides).
+    @inline(__always)
+    var nameRef: UInt32 { raw.load(fromByteOffset: L.entryRefOffset, as: UInt32.self) }
 
     /// Writes a new entry for the name at `key` into a claimed slot of the memory (slow path:
     /// once per name), or returns nil when every entry or the arena is used up.
@@ -41,12 +44,13 @@ struct AtomicHistogramEntry {
         let copy = memory.arena + Int(nameRef) * L.refUnit
         copy.copyMemory(from: key, byteCount: kept)
         raw.storeBytes(of: UInt64(UInt(bitPattern: key)), toByteOffset: L.entryKeyOffset, as: UInt64.self)
+        raw.storeBytes(of: UInt32(index + 1), toByteOffset: L.entryRefOffset, as: UInt32.self)
         let nameWord = UInt64(nameRef) | UInt64(kept) << 32
         raw.storeBytes(of: nameWord, toByteOffset: L.entryNameOffset, as: UInt64.self)
         let check = SpanMemoryLayout.entryCheck(
             nameWord: nameWord, bytes: UnsafeRawBufferPointer(start: copy, count: kept))
         perf_atomic_store_u64_release((raw + L.entryCheckOffset).assumingMemoryBound(to: UInt64.self), check)
-        return AtomicHistogramEntry(raw, memory: memory)
+        return AtomicHistogramEntry(raw)
     }
 
     /// Leaves an entry that lost the race for its table slot: readers skip a zero check word.
@@ -65,15 +69,18 @@ struct AtomicHistogramEntry {
 
     /// Hot path: finds the calling thread's stripe and ticks it, with plain stores when the thread
     /// owns the stripe and atomic adds when it shares it. False when the arena is full.
+    ///
+    /// - Parameter arena: `memory.arena`, cached by the caller so the hot path does not reload it
+    ///   through the memory object.
     @inline(__always)
-    func record(nanos: UInt64, memory: SpanMemory) -> Bool {
+    func record(nanos: UInt64, arena: UnsafeMutableRawPointer, memory: SpanMemory) -> Bool {
         let index = Int(perf_thread_stripe())
         var ref = perf_atomic_load_u32_acquire(stripeRefs + index)
         if ref == 0 {
             ref = claimStripe(index, memory: memory)
             if ref == 0 { return false }
         }
-        let stripe = AtomicHistogramStripe(arena: memory.arena, ref: ref)
+        let stripe = AtomicHistogramStripe(arena: arena, ref: ref)
         return index < Self.exclusiveStripeCount
             ? stripe.recordExclusively(nanos: nanos, memory: memory) : stripe.recordShared(nanos: nanos, memory: memory)
     }

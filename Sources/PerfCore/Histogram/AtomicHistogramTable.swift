@@ -30,7 +30,7 @@ struct AtomicHistogramTable: @unchecked Sendable {
         var slot = shift == 64 ? 0 : Int(truncatingIfNeeded: hash >> shift)
         for _ in 0..<slotCount {
             if let found = perf_atomic_load_ptr_acquire(slots + slot) {
-                let entry = AtomicHistogramEntry(found, memory: memory)
+                let entry = AtomicHistogramEntry(found)
                 if entry.holds(key: key) { return entry }
             } else {
                 switch claim(slot: slot, key: key, length: length, memory: memory) {
@@ -60,7 +60,7 @@ struct AtomicHistogramTable: @unchecked Sendable {
         fresh.abandon()
         // Another thread filled the slot first; it may have been for this very name.
         guard let winner = perf_atomic_load_ptr_acquire(slots + slot) else { return .taken }
-        let entry = AtomicHistogramEntry(winner, memory: memory)
+        let entry = AtomicHistogramEntry(winner)
         return entry.holds(key: key) ? .entry(entry) : .taken
     }
 

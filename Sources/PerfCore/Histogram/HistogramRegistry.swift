@@ -29,6 +29,9 @@ public final class HistogramRegistry: Sendable {
     private let table: AtomicHistogramTable
     /// Where the counters live.
     public let memory: SpanMemory
+    /// `memory.arena`, kept here so the hot path loads it from this object, not the memory's (an
+    /// immutable address, so sharing it is safe).
+    nonisolated(unsafe) private let arena: UnsafeMutableRawPointer
     private let dynamicHistograms = Mutex<[String: LatencyHistogram]>([:])
 
     /// Creates an empty registry over anonymous memory.
@@ -48,6 +51,7 @@ public final class HistogramRegistry: Sendable {
     /// Creates a registry over `memory`; one registry per memory.
     public init(memory: SpanMemory) {
         self.memory = memory
+        arena = memory.arena
         table = AtomicHistogramTable(capacity: memory.configuration.nameCapacity)
     }
 
@@ -79,7 +83,7 @@ public final class HistogramRegistry: Sendable {
         }
         let key = UnsafeRawPointer(name.utf8Start)
         guard let entry = table.entry(key: key, length: name.utf8CodeUnitCount, memory: memory),
-            entry.record(nanos: nanos, memory: memory)
+            entry.record(nanos: nanos, arena: arena, memory: memory)
         else {
             memory.countDroppedRecord()
             return 0

@@ -62,6 +62,7 @@ public enum SpanMemoryLayout {
     static let entryKeyOffset = 0  // the name's address in the writing process: meaningless to others
     static let entryNameOffset = 8  // u32 arena offset of the name's bytes, u32 length
     static let entryCheckOffset = 16  // check of the name fields and bytes; 0 while incomplete
+    static let entryRefOffset = 24  // u32 the entry's own number plus one (what ring slots store)
     static let entryStripesOffset = 64  // u32 stripe refs, one per stripe index
     /// Stripe slots per entry.
     public static let stripesPerEntry = 32
