@@ -49,11 +49,21 @@ enum SpanMemoryBenchmarks {
         var minorFaults = 0
         var majorFaults = 0
         var synchronizeCalls = 0
+        /// With a heartbeat: spans timed after each write-back before the pages are re-dirtied.
+        let redirtyAfter: Int?
+        var redirtyCalls = 0
+        var redirtyNanos: UInt64 = 0
+        /// Faults the re-dirtying took (on the timing thread here, on the heartbeat's in Perf).
+        var redirtyFaults = 0
 
-        init(_ title: String, recorder: SpanRecorder?, count: Int, writtenBack: SpanMemory? = nil) {
+        init(
+            _ title: String, recorder: SpanRecorder?, count: Int, writtenBack: SpanMemory? = nil,
+            redirtyAfter: Int? = nil
+        ) {
             self.title = title
             self.recorder = recorder
             self.writtenBack = writtenBack
+            self.redirtyAfter = redirtyAfter
             samples = [UInt64](repeating: 0, count: count)
         }
     }
@@ -62,6 +72,10 @@ enum SpanMemoryBenchmarks {
     /// 4,096-slot ring, so every ring page is written back between two visits.
     private static let slowProcessSpans = 2_048
     private static let slowProcessSpansText = "2,048"
+    /// Spans between a write-back and the heartbeat's re-dirtying, scaled as the write-backs are:
+    /// the kernel writes a page back every 30 s and the heartbeat comes within 1 s, on average
+    /// half a second later: 1/60 of the spans between two write-backs.
+    private static let heartbeatSpans = 2_048 / 60
 
     /// Times each begin+end on its own (`t0; begin; end; t1`), the variants interleaved in rounds
     /// so they share the machine's noise.
@@ -73,10 +87,12 @@ enum SpanMemoryBenchmarks {
         let file = try SpanMemory.create(path: directory + "/tail-file.map", configuration)
         let synced = try SpanMemory.create(path: directory + "/tail-synced.map", configuration)
         let slow = try SpanMemory.create(path: directory + "/tail-slow.map", configuration)
+        let beating = try SpanMemory.create(path: directory + "/tail-beating.map", configuration)
         defer {
             file.close()
             synced.close()
             slow.close()
+            beating.close()
         }
         let variants = [
             TailVariant("clock pair around nothing", recorder: nil, count: perRound * rounds),
@@ -89,6 +105,10 @@ enum SpanMemoryBenchmarks {
                 "file-backed, written back every \(slowProcessSpansText) spans (a slow process)",
                 recorder: recorder(over: slow),
                 count: perRound * rounds, writtenBack: slow),
+            TailVariant(
+                "file-backed, written back every \(slowProcessSpansText) spans, heartbeat re-dirtying",
+                recorder: recorder(over: beating), count: perRound * rounds, writtenBack: beating,
+                redirtyAfter: heartbeatSpans),
         ]
         let writeback = WritebackDriver(memory: synced)
         writeback.start()
@@ -101,7 +121,22 @@ enum SpanMemoryBenchmarks {
                     var done = 0
                     while done < perRound {
                         let step = min(slowProcessSpans, perRound - done)
-                        time(variant.recorder, count: step, into: &variant.samples, from: variant.filled + done)
+                        if let first = variant.redirtyAfter, variant.synchronizeCalls > 0 {
+                            // The heartbeat's turn comes `first` spans after the write-back.
+                            let before = min(first, step)
+                            time(variant.recorder, count: before, into: &variant.samples, from: variant.filled + done)
+                            let start = Bench.now()
+                            let faultsBefore = threadFaults().minor
+                            memory.redirtyResidentPages()
+                            variant.redirtyFaults += threadFaults().minor - faultsBefore
+                            variant.redirtyNanos += Bench.now() - start
+                            variant.redirtyCalls += 1
+                            time(
+                                variant.recorder, count: step - before, into: &variant.samples,
+                                from: variant.filled + done + before)
+                        } else {
+                            time(variant.recorder, count: step, into: &variant.samples, from: variant.filled + done)
+                        }
                         memory.synchronize()
                         variant.synchronizeCalls += 1
                         done += step
@@ -172,6 +207,16 @@ enum SpanMemoryBenchmarks {
                 + String(format: "%.2f ms on average, %.2f ms at most", writeback.meanMillis, writeback.maxMillis)
                 + "; \(faultsPerPage), as after the kernel's own writeback of pages dirty for 30 s (here ~1,000× as "
                 + "often): \(calls == 0 ? 0 : variant.minorFaults / calls) faults a call"
+        case 5:
+            let calls = variant.synchronizeCalls
+            let mean = variant.redirtyCalls == 0 ? 0 : Double(variant.redirtyNanos) / Double(variant.redirtyCalls) / 1e3
+            return "as the row above, and \(heartbeatSpans) spans after each write-back (the kernel writes back every "
+                + "30 s; Perf's heartbeat comes within 1 s, half a second on average: 1/60 of the spans between two "
+                + "write-backs) redirtyResidentPages() stores to every resident page, as the heartbeat does, outside "
+                + "the timed spans (\(variant.redirtyCalls) calls, " + String(format: "%.1f µs", mean)
+                + " on average, \(variant.redirtyFaults) faults, all of which the heartbeat's thread takes in Perf): "
+                + "\(calls == 0 ? 0 : (variant.minorFaults - variant.redirtyFaults) / calls) faults a write-back left "
+                + "to the timed spans (the pages they touch before the heartbeat comes)"
         default:
             let calls = variant.synchronizeCalls
             return "the timing thread called synchronize() after every \(slowProcessSpansText) spans (\(calls) times, "

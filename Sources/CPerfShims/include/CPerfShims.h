@@ -57,6 +57,14 @@ static inline int perf_atomic_cas_u32(uint32_t *p, uint32_t expected, uint32_t d
 static inline void perf_atomic_store_u64_release(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
 static inline uint64_t perf_atomic_load_u64_acquire(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 
+/// Takes write access to `p`'s page without changing its value: a compare-and-swap of the word
+/// with itself (a locked write cycle even when it fails). Not an atomic add of 0, which compilers
+/// turn into a plain load, and which then never takes the page's write fault.
+static inline void perf_touch_for_write(uint64_t *p) {
+    uint64_t value = __atomic_load_n(p, __ATOMIC_RELAXED);
+    (void)__atomic_compare_exchange_n(p, &value, value, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+
 /// glibc's backtrace(3): not exported by Swift's Glibc module.
 int backtrace(void **buffer, int size);
 /// Reserves the blocks of `[0, length)` of `fd` (Linux fallocate, mode 0): 0 or an errno. Never

@@ -87,7 +87,7 @@ extension Perf {
             journalByteBudget: Int = 1 << 20,
             diagnosticsIntervalSeconds: Double = 3600,
             flightRecorderCapacity: Int = 4096,
-            spanMemoryBytes: Int = 8 << 20,
+            spanMemoryBytes: Int = 32 << 20,
             spanNameCapacity: Int = 1024
         ) {
             self.spanMemoryBytes = spanMemoryBytes

@@ -233,8 +233,8 @@ public final class SpanMemory: @unchecked Sendable {
         return msync(base, configuration.bytes, MS_SYNC) == 0 ? 0 : errno
     }
 
-    /// Stores to every resident page of the used part of a file-backed memory (an atomic add of
-    /// zero to its first word, which changes no value), so that the write fault the kernel
+    /// Stores to every resident page of the used part of a file-backed memory (a compare-and-swap
+    /// of its first word with itself, which changes no value), so that the write fault the kernel
     /// arms on a page it has just written back is taken here, on the heartbeat's thread, and not
     /// by the next span that ends into the page. Pages never touched stay untouched (`mincore`).
     /// Returns the pages stored to; 0 for anonymous memory, which is never written back.
@@ -247,7 +247,7 @@ public final class SpanMemory: @unchecked Sendable {
         guard mincore(base, length, &resident) == 0 else { return 0 }
         var stored = 0
         for page in 0..<pages where resident[page] & 1 != 0 {
-            perf_atomic_add_u64(word(page * 4096), 0)
+            perf_touch_for_write(word(page * 4096))
             stored += 1
         }
         return stored
