@@ -11,7 +11,8 @@ import CPerfShims
 /// Memory per name: 192 bytes and its text, plus for each thread stripe that records it 576 bytes
 /// and 128 bytes per group of 16 buckets it touches: about 1 KiB for a thread ending spans of a
 /// few durations.
-struct AtomicHistogramEntry {
+struct AtomicHistogramEntry: @unchecked Sendable {
+    // @unchecked: an address into span memory, written only through the C atomics or before publication.
     typealias L = SpanMemoryLayout
     static let exclusiveStripeCount = Int(PERF_EXCLUSIVE_STRIPES)
     static let stripeCount = Int(PERF_EXCLUSIVE_STRIPES + PERF_SHARED_STRIPES)
@@ -51,11 +52,6 @@ struct AtomicHistogramEntry {
             nameWord: nameWord, bytes: UnsafeRawBufferPointer(start: copy, count: kept))
         perf_atomic_store_u64_release((raw + L.entryCheckOffset).assumingMemoryBound(to: UInt64.self), check)
         return AtomicHistogramEntry(raw)
-    }
-
-    /// Leaves an entry that lost the race for its table slot: readers skip a zero check word.
-    func abandon() {
-        perf_atomic_store_u64_release((raw + L.entryCheckOffset).assumingMemoryBound(to: UInt64.self), 0)
     }
 
     /// Whether this entry belongs to the name starting at `key` (written before publication).

@@ -1,6 +1,13 @@
 // The registry's lock-free index: an open-addressing table from a StaticString's address to the
 // name's entry in span memory.
 import CPerfShims
+import Synchronization
+
+/// Serialises the making of entries (once per name), so that threads seeing a new name at once
+/// do not each make one and waste the memory's fixed number of entries on the losers.
+final class EntryCreationLock: Sendable {
+    let mutex = Mutex<Void>(())
+}
 
 /// A fixed open-addressing table of entry pointers (into a ``SpanMemory``), keyed by address.
 ///
@@ -12,6 +19,7 @@ struct AtomicHistogramTable: @unchecked Sendable {
     let slots: UnsafeMutablePointer<UnsafeRawPointer?>
     let slotCount: Int
     private let shift: UInt64
+    private let creation = EntryCreationLock()
 
     /// Creates a table of `capacity` slots (a power of two, the memory's name capacity).
     init(capacity: Int) {
@@ -52,16 +60,21 @@ struct AtomicHistogramTable: @unchecked Sendable {
         case full
     }
 
-    /// Slow path: publishes a fresh entry in an empty slot.
+    /// Slow path: publishes a fresh entry in an empty slot. Under the creation lock, so an entry is
+    /// made only for a slot still empty: every slot filled while this thread waited is seen first.
     @inline(never)
     private func claim(slot: Int, key: UnsafeRawPointer, length: Int, memory: SpanMemory) -> Claim {
-        guard let fresh = AtomicHistogramEntry.make(key: key, length: length, memory: memory) else { return .full }
-        if perf_atomic_cas_ptr(slots + slot, nil, UnsafeRawPointer(fresh.raw)) != 0 { return .entry(fresh) }
-        fresh.abandon()
-        // Another thread filled the slot first; it may have been for this very name.
-        guard let winner = perf_atomic_load_ptr_acquire(slots + slot) else { return .taken }
-        let entry = AtomicHistogramEntry(winner)
-        return entry.holds(key: key) ? .entry(entry) : .taken
+        creation.mutex.withLock { _ in
+            if let winner = perf_atomic_load_ptr_acquire(slots + slot) {
+                // Another thread filled the slot first; it may have been for this very name.
+                let entry = AtomicHistogramEntry(winner)
+                return entry.holds(key: key) ? .entry(entry) : .taken
+            }
+            guard let fresh = AtomicHistogramEntry.make(key: key, length: length, memory: memory) else { return .full }
+            // Every writer of the slots holds the lock: the CAS cannot fail.
+            _ = perf_atomic_cas_ptr(slots + slot, nil, UnsafeRawPointer(fresh.raw))
+            return .entry(fresh)
+        }
     }
 
     /// Frees the slots; only when no thread can record any more.
