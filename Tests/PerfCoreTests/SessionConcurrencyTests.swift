@@ -41,7 +41,7 @@ import Testing
             (0..<threads).flatMap { thread in
                 plans[thread].indices.filter { !plans[thread][$0] }.map { UInt64(thread * spansPerThread + $0) }
             })
-        let recovered = SessionStore(directory: scratch.url).recoverPriorSessions()
+        let recovered = SessionSamples.recoverSettled(SessionStore(directory: scratch.url))
         try #require(recovered.count == 1, "seed \(seed)")
         #expect(recovered[0].status == .crashed, "seed \(seed)")
         #expect(recovered[0].recoveryNote == nil, "seed \(seed): \(recovered[0].recoveryNote ?? "")")
@@ -60,10 +60,10 @@ import Testing
         }
         do {
             // Recovered, then the process "dies" before writing the ledger or acknowledging.
-            let first = SessionStore(directory: scratch.url).recoverPriorSessions()
+            let first = SessionSamples.recoverSettled(SessionStore(directory: scratch.url))
             #expect(first.map(\.id) == [info.id])
         }
-        let again = SessionStore(directory: scratch.url).recoverPriorSessions()
+        let again = SessionSamples.recoverSettled(SessionStore(directory: scratch.url))
         #expect(again.map(\.id) == [info.id])
         #expect(again.first?.orphanedSpans == [SessionSamples.span(id: 1)])
     }

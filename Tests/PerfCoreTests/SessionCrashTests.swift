@@ -15,7 +15,7 @@ import Testing
             #expect(child.kill() == SIGKILL, "round \(round)")
 
             let store = SessionStore(directory: scratch.url)
-            let recovered = store.recoverPriorSessions()
+            let recovered = SessionSamples.recoverSettled(store)
             try #require(recovered.count == 1, "round \(round): \(recovered)")
             let session = recovered[0]
             #expect(session.id == id, "round \(round)")

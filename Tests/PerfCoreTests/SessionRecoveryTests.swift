@@ -21,7 +21,7 @@ import Testing
         #expect(session.failureCount == 0)
         #expect(session.isEnded)
 
-        let recovered = SessionStore(directory: scratch.url).recoverPriorSessions()
+        let recovered = SessionSamples.recoverSettled(SessionStore(directory: scratch.url))
         try #require(recovered.count == 1)
         #expect(recovered[0].id == info.id)
         #expect(recovered[0].info == info)
@@ -45,7 +45,7 @@ import Testing
             session.clearOngoing(id: 8)
         }
 
-        let recovered = SessionStore(directory: scratch.url).recoverPriorSessions()
+        let recovered = SessionSamples.recoverSettled(SessionStore(directory: scratch.url))
         try #require(recovered.count == 1)
         #expect(recovered[0].status == .crashed)
         #expect(recovered[0].info == info)
@@ -64,7 +64,7 @@ import Testing
         try SessionStore(directory: scratch.url).start(ended).end()
 
         let store = SessionStore(directory: scratch.url)
-        let first = store.recoverPriorSessions()
+        let first = SessionSamples.recoverSettled(store, count: 2)
         #expect(first.map(\.id) == [crashed.id, ended.id])
         // Not acknowledged yet: the same store reports the same sessions again, no more.
         #expect(store.recoverPriorSessions() == first)
@@ -83,7 +83,7 @@ import Testing
         defer { scratch.remove() }
         try startAndAbandon(SessionSamples.info(), in: scratch) { $0.spanBegan(SessionSamples.span(id: 1)) }
         let first = SessionStore(directory: scratch.url)
-        let recovered = first.recoverPriorSessions()
+        let recovered = SessionSamples.recoverSettled(first)
         #expect(recovered.count == 1)
         #expect(SessionStore(directory: scratch.url).recoverPriorSessions().isEmpty)
         try first.acknowledge(recovered[0])
@@ -99,7 +99,7 @@ import Testing
         // for another process (the child-process version is in SessionCrashTests).
         #expect(SessionStore(directory: scratch.url).recoverPriorSessions().isEmpty)
         live.end()
-        let recovered = SessionStore(directory: scratch.url).recoverPriorSessions()
+        let recovered = SessionSamples.recoverSettled(SessionStore(directory: scratch.url))
         #expect(recovered.map(\.id) == [live.info.id])
     }
 
@@ -124,7 +124,7 @@ import Testing
         session.spanBegan(SessionSamples.span(id: 1))
         session.end()
         #expect(session.failureCount == 1)
-        let recovered = SessionStore(directory: scratch.url).recoverPriorSessions()
+        let recovered = SessionSamples.recoverSettled(SessionStore(directory: scratch.url))
         #expect(recovered.first?.orphanedSpans == [])
     }
 
@@ -142,7 +142,7 @@ import Testing
         }
 
         let store = SessionStore(directory: scratch.url)
-        let recovered = store.recoverPriorSessions()
+        let recovered = SessionSamples.recoverSettled(store)
         try #require(recovered.count == 1)
         guard case .unreadable(let reason) = recovered[0].status else {
             Issue.record("expected unreadable, got \(recovered[0].status)")
@@ -178,7 +178,7 @@ import Testing
         try handle.write(contentsOf: Data([40, 0, 0, 0, 0x12, 0x34]))
         try handle.close()
 
-        let recovered = SessionStore(directory: scratch.url).recoverPriorSessions()
+        let recovered = SessionSamples.recoverSettled(SessionStore(directory: scratch.url))
         try #require(recovered.count == 1)
         #expect(recovered[0].status == .crashed)
         #expect(recovered[0].orphanedSpans == [SessionSamples.span(id: 1)])

@@ -23,7 +23,7 @@ import Testing
             session.spanBegan(SessionSamples.span(id: 600, name: "late"))
             #expect(session.failureCount == 0)
         }
-        let recovered = SessionStore(directory: scratch.url).recoverPriorSessions()
+        let recovered = SessionSamples.recoverSettled(SessionStore(directory: scratch.url))
         try #require(recovered.count == 1)
         #expect(recovered[0].info == info)
         #expect(recovered[0].status == .crashed)

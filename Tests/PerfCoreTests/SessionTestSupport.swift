@@ -11,6 +11,22 @@ extension TemporaryDirectory {
 }
 
 enum SessionSamples {
+    /// Recovery right after sessions ended in this process, expecting at least `count` of them.
+    ///
+    /// A session's lock is an `flock` on an open file description. While another test of this
+    /// process is in `posix_spawn` (glibc's vfork copies the descriptor table), its child holds a
+    /// copy of every descriptor until it execs and the close-on-exec ones go, so a lock released
+    /// an instant before can still read as busy and its session is skipped as live. Recovers
+    /// again, with the same store, until `count` sessions are seen (10 s at most); returns the last.
+    static func recoverSettled(_ store: SessionStore, count: Int = 1) -> [RecoveredSession] {
+        var recovered = store.recoverPriorSessions()
+        _ = pollUntil(seconds: 10) {
+            recovered = store.recoverPriorSessions()
+            return recovered.count >= count
+        }
+        return recovered
+    }
+
     static let host = SessionInfo.Host(
         os: "TestOS 1", kernel: "6.0.0-test", arch: "x86_64", cpuModel: "Test CPU @ 1GHz", cores: 2,
         memoryBytes: 4 << 30)

@@ -164,6 +164,45 @@ final class LazyJSONDocument {
         }
     }
 
+    /// The offset of the first byte that is not part of valid UTF-8, or nil when all are.
+    static func firstInvalidUTF8(_ bytes: [UInt8]) -> Int? {
+        bytes.withUnsafeBufferPointer { buffer in
+            var index = 0
+            while index < buffer.count {
+                if buffer[index] < 0x80 {
+                    index += 1
+                    continue
+                }
+                guard let end = try? utf8SequenceEnd(buffer, index) else { return index }
+                index = end
+            }
+            return nil
+        }
+    }
+
+    /// One past the UTF-8 sequence whose lead byte (≥ 0x80) is at `index`; throws for a byte that
+    /// cannot start one, a missing continuation, an overlong form, a surrogate or a code point
+    /// past U+10FFFF (RFC 3629).
+    static func utf8SequenceEnd(_ bytes: UnsafeBufferPointer<UInt8>, _ index: Int) throws -> Int {
+        let lead = bytes[index]
+        let length: Int
+        var low: UInt8 = 0x80
+        var high: UInt8 = 0xBF
+        switch lead {
+        case 0xC2...0xDF: length = 2
+        case 0xE0: (length, low) = (3, 0xA0)
+        case 0xE1...0xEC, 0xEE...0xEF: length = 3
+        case 0xED: (length, high) = (3, 0x9F)
+        case 0xF0: (length, low) = (4, 0x90)
+        case 0xF1...0xF3: length = 4
+        case 0xF4: (length, high) = (4, 0x8F)
+        default: throw syntaxError()
+        }
+        guard index + length <= bytes.count, (low...high).contains(bytes[index + 1]) else { throw syntaxError() }
+        for offset in 2..<length where bytes[index + offset] & 0xC0 != 0x80 { throw syntaxError() }
+        return index + length
+    }
+
     /// One past the string starting at `start` (a quote); escapes checked.
     func stringEnd(_ start: Int) throws -> Int {
         var index = start + 1
