@@ -65,7 +65,11 @@ enum ReliabilityDiskFaults {
         func waitForAcks(_ more: Int) throws {
             acked += more
             guard child.readLines(until: { $0 == "ack \(acked - 1)" }, timeoutSeconds: 60) != nil else {
-                throw ChildProcess.Failure(description: "the writer stopped before \(acked) acks")
+                // Say how it stopped: an exit status or signal, or still running after 60 s.
+                let ended = child.reachedEndOfFile
+                if !ended { child.killAndWait() }
+                let how = ended ? ChildProcess.describe(child.wait()) : "no ack for 60 s, killed"
+                throw ChildProcess.Failure(description: "the writer stopped before \(acked) acks (\(how))")
             }
         }
         try waitForAcks(episode.before)
