@@ -54,8 +54,10 @@ final class PerfRuntime: Sendable {
         report: (String) -> Void
     ) -> PerfRuntime {
         let pipeline = RecordPipeline()
-        let record = InstallPolicy.shouldRecord(
+        let decision = InstallPolicy.recordingDecision(
             configuration.recording, environment: environment, debugBuild: InstallPolicy.isDebugBuild)
+        if let warning = decision.warning { report(warning) }
+        let record = decision.record
         let info = SessionInfo(
             pid: getpid(), startWallNanos: clock.wallNanos(),
             app: SessionInfo.App(
