@@ -230,7 +230,7 @@ extension PerfGlobalStateTests {
                 try DataDirectory.prepare(file)
             }
             let failure = DataDirectory.Failure(directory: file.path, step: .notADirectory, path: file.path, errno: ENOTDIR)
-            #expect(failure.report.hasPrefix("perf: cannot use data directory '\(file.path)': it is not a directory; "))
+            #expect(failure.report.hasPrefix("perf: cannot use data directory '\(file.path)': it exists but is not a directory; "))
             let unwritable = DataDirectory.Failure(directory: "/d", step: .notWritable, path: "/d", errno: EACCES)
             #expect(unwritable.description == "cannot write in it (\(Self.errnoText(EACCES)))")
             let ledger = DataDirectory.Failure(directory: "/d", step: .open, path: "/d/perf-events.jsonl", errno: EROFS)

@@ -40,7 +40,8 @@ import Testing
     }
 
     @Test func unsetOrBlankSaysNothing() {
-        for environment in [[:], ["PERF_RECORDING": ""], ["PERF_RECORDING": "  "]] {
+        let environments: [[String: String]] = [[:], ["PERF_RECORDING": ""], ["PERF_RECORDING": "  "]]
+        for environment in environments {
             #expect(InstallPolicy.recordingDecision(.auto, environment: environment, debugBuild: false).warning == nil)
         }
     }

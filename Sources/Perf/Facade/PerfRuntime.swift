@@ -170,7 +170,7 @@ final class PerfRuntime: Sendable {
     }
 }
 
-/// Creates the data directory `0700`.
+/// Creates the data directory (`0700`) and checks that it can be written, with errors that say why not.
 enum DataDirectory {
     /// Why a data directory cannot be used, as the one line install reports.
     struct Failure: Error, Equatable, CustomStringConvertible {
@@ -198,7 +198,7 @@ enum DataDirectory {
             let subject = path == directory ? "it" : "'\(path)'"
             switch step {
             case .create: return "cannot create \(subject) (\(reason))"
-            case .notADirectory: return "it is not a directory"
+            case .notADirectory: return "it exists but is not a directory"
             case .notWritable: return "cannot write in it (\(reason))"
             case .open: return "cannot open \(subject) (\(reason))"
             }
@@ -219,8 +219,8 @@ enum DataDirectory {
             throw Failure(directory: path, step: .notADirectory, path: path, errno: ENOTDIR)
         case .success: break
         case .failure:
-            if let (failed, errno) = create(path, syscalls: syscalls) {
-                throw Failure(directory: path, step: .create, path: failed, errno: errno)
+            if let failed = create(path, syscalls: syscalls) {
+                throw Failure(directory: path, step: .create, path: failed.path, errno: failed.errno)
             }
         }
         if case .failure(let errno) = syscalls.access(path, W_OK | X_OK) {
@@ -229,7 +229,7 @@ enum DataDirectory {
     }
 
     /// `mkdir -p` with mode `0700`: the path and errno of the first `mkdir` that failed, if any.
-    private static func create(_ path: String, syscalls: FileSyscalls) -> (String, Int32)? {
+    private static func create(_ path: String, syscalls: FileSyscalls) -> (path: String, errno: Int32)? {
         switch syscalls.makeDirectory(path, mode: 0o700) {
         case .success: return nil
         case .failure(ENOENT):
