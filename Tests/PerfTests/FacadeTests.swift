@@ -209,7 +209,8 @@ extension PerfGlobalStateTests {
             let messages = MessageBox()
             let target = "/proc/perf-facade-test-\(getpid())/perf"
             Perf.install(
-                Perf.Configuration(directory: URL(fileURLWithPath: target), app: Perf.AppInfo(name: "proc"), recording: .enabled),
+                Perf.Configuration(
+                    directory: URL(fileURLWithPath: target), app: Perf.AppInfo(name: "proc"), recording: .enabled),
                 environment: [:], clock: SystemClock(), report: messages.append)
             #expect(Perf.dataDirectory == nil)
             Perf.shutdown()
@@ -226,11 +227,12 @@ extension PerfGlobalStateTests {
             defer { directory.remove() }
             let file = directory.url.appendingPathComponent("perf")
             try Data("x".utf8).write(to: file)
-            #expect(throws: DataDirectory.Failure(directory: file.path, step: .notADirectory, path: file.path, errno: ENOTDIR)) {
-                try DataDirectory.prepare(file)
-            }
-            let failure = DataDirectory.Failure(directory: file.path, step: .notADirectory, path: file.path, errno: ENOTDIR)
-            #expect(failure.report.hasPrefix("perf: cannot use data directory '\(file.path)': it exists but is not a directory; "))
+            let failure = DataDirectory.Failure(
+                directory: file.path, step: .notADirectory, path: file.path, errno: ENOTDIR)
+            #expect(throws: failure) { try DataDirectory.prepare(file) }
+            #expect(
+                failure.report.hasPrefix(
+                    "perf: cannot use data directory '\(file.path)': it exists but is not a directory; "))
             let unwritable = DataDirectory.Failure(directory: "/d", step: .notWritable, path: "/d", errno: EACCES)
             #expect(unwritable.description == "cannot write in it (\(Self.errnoText(EACCES)))")
             let ledger = DataDirectory.Failure(directory: "/d", step: .open, path: "/d/perf-events.jsonl", errno: EROFS)

@@ -85,7 +85,8 @@ extension PerfGlobalStateTests {
             let defaults = Perf.HangWatchdog.Configuration()
             let rows: [(String, String)] = [
                 ("interval", Self.text(defaults.interval)), ("hitchThreshold", Self.text(defaults.hitchThreshold)),
-                ("hangThreshold", Self.text(defaults.hangThreshold)), ("startupGrace", Self.text(defaults.startupGrace)),
+                ("hangThreshold", Self.text(defaults.hangThreshold)),
+                ("startupGrace", Self.text(defaults.startupGrace)),
                 ("firstSampleAfter", Self.text(defaults.firstSampleAfter)),
                 ("sampleInterval", Self.text(defaults.sampleInterval)), ("maxSamples", "\(defaults.maxSamples)"),
                 ("ongoingAfter", Self.text(defaults.ongoingAfter)),
