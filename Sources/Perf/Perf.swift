@@ -27,7 +27,9 @@ public enum Perf {
     /// ``shutdown()`` first to change it).
     ///
     /// Never throws and never crashes the host program: a data directory that cannot be created
-    /// or written produces one message on stderr and recording continues in memory only.
+    /// or written produces one message on stderr and recording continues in memory only. A
+    /// `PERF_RECORDING` value that is neither on (`1`, `true`, `yes`, `on`) nor off (`0`, `false`,
+    /// `no`, `off`) is ignored, with one message on stderr.
     ///
     /// - Parameter configuration: Where to write, who the program is, and the consent gate.
     public static func install(_ configuration: Configuration = Configuration()) {

@@ -137,4 +137,18 @@ import Testing
         #expect(result.status == ExitCode.invalidInput)
         #expect(result.stderr.hasPrefix("perf-report: cannot write '"), "\(result.stderr)")
     }
+
+    @Test func unwritableOutputNamesTheUsersPathNotTheTemporaryFile() throws {
+        let directory = try CLIFixture.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let output = directory.path + "/nonexistent-dir/x.html"
+        let (stdout, stderr, status) = try CLIFixture.runBinary(
+            ["export", Self.report.path, "--format", "html", "-o", output], in: directory)
+        #expect(status == ExitCode.invalidInput.rawValue)
+        #expect(
+            stderr == "perf-report: cannot write '\(output)': \(String(cString: strerror(ENOENT)).lowercased()) "
+                + "(errno \(ENOENT))\n")
+        #expect(!stderr.contains(".tmp-"), "the temporary file's name is ours, not the user's")
+        #expect(stdout.isEmpty)
+    }
 }

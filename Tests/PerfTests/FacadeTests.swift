@@ -194,9 +194,81 @@ extension PerfGlobalStateTests {
                 environment: [:], clock: SystemClock(), report: messages.append)
             Perf.begin("facade.bad", slowMs: 0).end()
             Perf.shutdown()
-            #expect(messages.all.count == 1)
-            #expect(messages.all.first?.contains("PERF_DIR") == true)
+            let target = blocker.appendingPathComponent("perf").path
+            #expect(
+                messages.all == [
+                    "perf: cannot use data directory '\(target)': cannot create it (\(Self.errnoText(ENOTDIR))); "
+                        + "Perf records in memory only (set PERF_DIR to a writable directory, or PERF_RECORDING=0 "
+                        + "to silence this)"
+                ])
             #expect((Perf.spanHistograms()["facade.bad"]?.count ?? 0) >= 1)
+        }
+
+        /// A directory under /proc names the parent that cannot be made, in words, with no NSError dump.
+        @Test func aDirectoryThatCannotBeMadeNamesTheParentThatFailed() {
+            let messages = MessageBox()
+            let target = "/proc/perf-facade-test-\(getpid())/perf"
+            Perf.install(
+                Perf.Configuration(
+                    directory: URL(fileURLWithPath: target), app: Perf.AppInfo(name: "proc"), recording: .enabled),
+                environment: [:], clock: SystemClock(), report: messages.append)
+            #expect(Perf.dataDirectory == nil)
+            Perf.shutdown()
+            #expect(
+                messages.all == [
+                    "perf: cannot use data directory '\(target)': cannot create '/proc/perf-facade-test-\(getpid())' "
+                        + "(\(Self.errnoText(ENOENT))); Perf records in memory only (set PERF_DIR to a writable "
+                        + "directory, or PERF_RECORDING=0 to silence this)"
+                ])
+        }
+
+        @Test func aDataDirectoryThatIsAFileSaysSo() throws {
+            let directory = try TemporaryDirectory("facade-file")
+            defer { directory.remove() }
+            let file = directory.url.appendingPathComponent("perf")
+            try Data("x".utf8).write(to: file)
+            let failure = DataDirectory.Failure(
+                directory: file.path, step: .notADirectory, path: file.path, errno: ENOTDIR)
+            #expect(throws: failure) { try DataDirectory.prepare(file) }
+            #expect(
+                failure.report.hasPrefix(
+                    "perf: cannot use data directory '\(file.path)': it exists but is not a directory; "))
+            let unwritable = DataDirectory.Failure(directory: "/d", step: .notWritable, path: "/d", errno: EACCES)
+            #expect(unwritable.description == "cannot write in it (\(Self.errnoText(EACCES)))")
+            let ledger = DataDirectory.Failure(directory: "/d", step: .open, path: "/d/perf-events.jsonl", errno: EROFS)
+            #expect(ledger.description == "cannot open '/d/perf-events.jsonl' (\(Self.errnoText(EROFS)))")
+        }
+
+        /// An unknown PERF_RECORDING is reported once, through install's report, and ignored.
+        @Test func anUnknownRecordingValueIsReportedOnceAtInstall() throws {
+            let directory = try TemporaryDirectory("facade-flag")
+            defer { directory.remove() }
+            let messages = MessageBox()
+            let configuration = Perf.Configuration(
+                directory: directory.url, app: Perf.AppInfo(name: "flag"), recording: .enabled)
+            #expect(
+                Perf.install(
+                    configuration, environment: ["PERF_RECORDING": "enable"], clock: SystemClock(),
+                    report: messages.append))
+            Perf.begin("facade.flag", slowMs: 0).end()
+            #expect(Perf.dataDirectory == directory.url, "ignored: the configuration's .enabled decides")
+            Perf.shutdown()
+            #expect(
+                messages.all == [
+                    "perf: ignoring PERF_RECORDING=\"enable\" (not one of 1, true, yes, on, 0, false, no, off); "
+                        + "recording to disk is on, as the configuration's .enabled says"
+                ])
+            let quiet = MessageBox()
+            Perf.install(
+                configuration, environment: ["PERF_RECORDING": " Off "], clock: SystemClock(), report: quiet.append)
+            #expect(Perf.dataDirectory == nil, "off in any spelling wins over .enabled")
+            Perf.shutdown()
+            #expect(quiet.all.isEmpty)
+        }
+
+        /// `strerror` as Perf's messages spell it: lower case, with the number.
+        static func errnoText(_ code: Int32) -> String {
+            "\(String(cString: strerror(code)).lowercased()), errno \(code)"
         }
 
         @Test func secondInstallWithADifferentConfigurationIsReported() throws {

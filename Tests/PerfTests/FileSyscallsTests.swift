@@ -69,8 +69,8 @@
             try ReportFile.write(Array("old".utf8), to: path)
             let faults = SyscallFaultInjector()
             faults.fail(operation, 1, errno: EACCES)
-            #expect(throws: Perf.ReportError(.writeFailed, path: operation == .open ? path + ".tmp" : path,
-                Perf.ReportError.describe(errno: EACCES))) {
+            // Either way the error names the report, not the temporary file.
+            #expect(throws: Perf.ReportError(.writeFailed, path: path, Perf.ReportError.describe(errno: EACCES))) {
                 try ReportFile.writeAtomically(
                     Array("new".utf8), to: path, temporary: path + ".tmp", mode: 0o644,
                     syscalls: FileSyscalls(faults: faults))
@@ -110,6 +110,23 @@
             #expect(
                 ReportFile.read(path, limit: 1)
                     == .failure(Perf.ReportError(.invalidReport, path: path, "larger than 0 MiB")), "the limit holds")
+        }
+
+        /// A data directory whose creation fails (a permission root never meets) names the path and
+        /// the errno in words, and leaves nothing behind.
+        @Test func aDataDirectoryThatCannotBeCreatedSaysWhy() throws {
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            let target = directory.url.appendingPathComponent("perf")
+            let faults = SyscallFaultInjector()
+            faults.fail(.mkdir, 1, errno: EACCES)
+            let expected = DataDirectory.Failure(directory: target.path, step: .create, path: target.path, errno: EACCES)
+            #expect(throws: expected) { try DataDirectory.prepare(target, syscalls: FileSyscalls(faults: faults)) }
+            let reason = String(cString: strerror(EACCES)).lowercased()
+            #expect(expected.description == "cannot create it (\(reason), errno \(EACCES))")
+            #expect(!FileManager.default.fileExists(atPath: target.path))
+            try DataDirectory.prepare(target, syscalls: FileSyscalls(faults: faults))
+            #expect(FileManager.default.fileExists(atPath: target.path), "the fault was one call only")
         }
     }
 #endif

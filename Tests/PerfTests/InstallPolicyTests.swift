@@ -12,10 +12,63 @@ import Testing
         (.auto, [:], false, false),
         (.auto, ["PERF_RECORDING": "1"], false, true),
         (.auto, ["PERF_RECORDING": "0"], true, false),
-        (.auto, ["PERF_RECORDING": "yes"], false, false),
+        (.auto, ["PERF_RECORDING": "yes"], false, true),
+        (.auto, ["PERF_RECORDING": "maybe"], false, false),
+        (.auto, ["PERF_RECORDING": "maybe"], true, true),
+        (.enabled, ["PERF_RECORDING": "maybe"], false, true),
+        (.auto, ["PERF_RECORDING": ""], false, false),
     ])
     func consentGate(recording: Perf.Recording, environment: [String: String], debug: Bool, expected: Bool) {
         #expect(InstallPolicy.shouldRecord(recording, environment: environment, debugBuild: debug) == expected)
+    }
+
+    /// Every usual spelling, in any case and with blanks around it, means the same as `1` or `0`.
+    @Test(arguments: ["1", "true", "yes", "on", "TRUE", "Yes", " on ", "\tOn\n"])
+    func onSpellingsTurnAutoOnInARelease(value: String) {
+        let decision = InstallPolicy.recordingDecision(.auto, environment: ["PERF_RECORDING": value], debugBuild: false)
+        #expect(decision == InstallPolicy.RecordingDecision(record: true, warning: nil))
+        #expect(!InstallPolicy.shouldRecord(.disabled, environment: ["PERF_RECORDING": value], debugBuild: true))
+    }
+
+    @Test(arguments: ["0", "false", "no", "off", "FALSE", "No", " off ", "OFF\n"])
+    func offSpellingsAlwaysWin(value: String) {
+        for recording in [Perf.Recording.enabled, .disabled, .auto] {
+            let decision = InstallPolicy.recordingDecision(
+                recording, environment: ["PERF_RECORDING": value], debugBuild: true)
+            #expect(decision == InstallPolicy.RecordingDecision(record: false, warning: nil))
+        }
+    }
+
+    @Test func unsetOrBlankSaysNothing() {
+        let environments: [[String: String]] = [[:], ["PERF_RECORDING": ""], ["PERF_RECORDING": "  "]]
+        for environment in environments {
+            #expect(InstallPolicy.recordingDecision(.auto, environment: environment, debugBuild: false).warning == nil)
+        }
+    }
+
+    /// A value that is neither is ignored, and the warning names it and says what happens instead.
+    @Test(arguments: [
+        (Perf.Recording.auto, false, false, "recording to disk is off, as .auto is in a release build"),
+        (.auto, true, true, "recording to disk is on, as .auto is in a debug build"),
+        (.enabled, false, true, "recording to disk is on, as the configuration's .enabled says"),
+        (.disabled, true, false, "recording to disk is off, as the configuration's .disabled says"),
+    ])
+    func anUnknownValueIsIgnoredAndNamed(recording: Perf.Recording, debug: Bool, record: Bool, outcome: String) {
+        let decision = InstallPolicy.recordingDecision(
+            recording, environment: ["PERF_RECORDING": "enable"], debugBuild: debug)
+        #expect(decision.record == record)
+        #expect(
+            decision.warning
+                == "perf: ignoring PERF_RECORDING=\"enable\" (not one of 1, true, yes, on, 0, false, no, off); "
+                + outcome)
+    }
+
+    @Test func anUnknownValueIsQuotedAsGiven() throws {
+        let decision = InstallPolicy.recordingDecision(
+            .auto, environment: ["PERF_RECORDING": " Y\n"], debugBuild: false)
+        let warning = try #require(decision.warning)
+        #expect(warning.hasPrefix("perf: ignoring PERF_RECORDING=\" Y\\n\" "), "\(warning)")
+        #expect(!warning.contains("\n"), "one line")
     }
 
     @Test func directoryPrecedence() {

@@ -27,13 +27,16 @@ extension Perf {
     /// Whether Perf writes anything to disk.
     ///
     /// With recording off, spans still measure and feed histograms; nothing is written.
-    /// `PERF_RECORDING=0` in the environment always wins.
+    /// `PERF_RECORDING` set to `0`, `false`, `no` or `off` (any case) in the environment always
+    /// wins; set to `1`, `true`, `yes` or `on` it turns `.auto` on in release builds. Any other
+    /// value is ignored, with one message on stderr at install.
     public enum Recording: Sendable, Equatable {
         /// Record to disk.
         case enabled
         /// Never record to disk.
         case disabled
-        /// Debug builds record; release builds record only with `PERF_RECORDING=1`.
+        /// Debug builds record; release builds record only with `PERF_RECORDING=1` (or `true`,
+        /// `yes`, `on`).
         case auto
     }
 
@@ -107,16 +110,73 @@ extension Perf {
 
 /// The decisions install derives from a configuration and the environment, as pure functions.
 enum InstallPolicy {
-    /// Applies the consent gate: `PERF_RECORDING=0` always wins; `.auto` records in debug builds
-    /// and, in release builds, only with `PERF_RECORDING=1`.
-    static func shouldRecord(_ recording: Perf.Recording, environment: [String: String], debugBuild: Bool) -> Bool {
-        let flag = environment["PERF_RECORDING"]?.trimmingCharacters(in: .whitespaces)
-        if flag == "0" { return false }
-        switch recording {
-        case .enabled: return true
-        case .disabled: return false
-        case .auto: return debugBuild || flag == "1"
+    /// What `PERF_RECORDING` says: on (`1`, `true`, `yes`, `on`), off (`0`, `false`, `no`, `off`),
+    /// nothing (unset or blank), or something else. Case and surrounding whitespace are ignored.
+    enum RecordingFlag: Equatable {
+        case unset
+        case on
+        case off
+        /// A value that is neither; it is ignored, and install says so once.
+        case unrecognized(String)
+
+        static let onSpellings: Set<String> = ["1", "true", "yes", "on"]
+        static let offSpellings: Set<String> = ["0", "false", "no", "off"]
+
+        init(environment: [String: String]) {
+            guard let raw = environment["PERF_RECORDING"] else {
+                self = .unset
+                return
+            }
+            let value = raw.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+            if value.isEmpty {
+                self = .unset
+            } else if Self.onSpellings.contains(value) {
+                self = .on
+            } else if Self.offSpellings.contains(value) {
+                self = .off
+            } else {
+                self = .unrecognized(raw)
+            }
         }
+    }
+
+    /// Whether to record, and the one message to report when `PERF_RECORDING` was not understood.
+    struct RecordingDecision: Equatable {
+        var record: Bool
+        var warning: String?
+    }
+
+    /// Applies the consent gate: `PERF_RECORDING` off always wins; `.auto` records in debug builds
+    /// and, in release builds, only with `PERF_RECORDING` on.
+    static func shouldRecord(_ recording: Perf.Recording, environment: [String: String], debugBuild: Bool) -> Bool {
+        recordingDecision(recording, environment: environment, debugBuild: debugBuild).record
+    }
+
+    /// ``shouldRecord(_:environment:debugBuild:)`` with the warning for a `PERF_RECORDING` value
+    /// that is neither on nor off: it is ignored, and the warning names it and says what recording
+    /// does instead.
+    static func recordingDecision(
+        _ recording: Perf.Recording, environment: [String: String], debugBuild: Bool
+    ) -> RecordingDecision {
+        let flag = RecordingFlag(environment: environment)
+        if flag == .off { return RecordingDecision(record: false) }
+        let record: Bool
+        switch recording {
+        case .enabled: record = true
+        case .disabled: record = false
+        case .auto: record = debugBuild || flag == .on
+        }
+        guard case .unrecognized(let value) = flag else { return RecordingDecision(record: record) }
+        let because: String
+        switch recording {
+        case .enabled: because = "as the configuration's .enabled says"
+        case .disabled: because = "as the configuration's .disabled says"
+        case .auto: because = debugBuild ? "as .auto is in a debug build" : "as .auto is in a release build"
+        }
+        return RecordingDecision(
+            record: record,
+            warning: "perf: ignoring PERF_RECORDING=\(value.debugDescription) (not one of 1, true, yes, on, 0, false, "
+                + "no, off); recording to disk is \(record ? "on" : "off"), \(because)")
     }
 
     /// Resolves the data directory: the configuration's, else `$PERF_DIR`, else

@@ -54,8 +54,10 @@ final class PerfRuntime: Sendable {
         report: (String) -> Void
     ) -> PerfRuntime {
         let pipeline = RecordPipeline()
-        let record = InstallPolicy.shouldRecord(
+        let decision = InstallPolicy.recordingDecision(
             configuration.recording, environment: environment, debugBuild: InstallPolicy.isDebugBuild)
+        if let warning = decision.warning { report(warning) }
+        let record = decision.record
         let info = SessionInfo(
             pid: getpid(), startWallNanos: clock.wallNanos(),
             app: SessionInfo.App(
@@ -74,13 +76,16 @@ final class PerfRuntime: Sendable {
             configured: configuration.directory, app: configuration.app, environment: environment)
         let ledger: LedgerWriter
         FileSizeSignal.ignoreUnlessHandled()
-        do {
+        do throws(DataDirectory.Failure) {
             try DataDirectory.prepare(directory)
-            ledger = try LedgerWriter(directory: directory, capBytes: configuration.ledgerCapBytes)
+            do throws(LedgerError) {
+                ledger = try LedgerWriter(directory: directory, capBytes: configuration.ledgerCapBytes)
+            } catch {
+                throw DataDirectory.Failure(
+                    directory: directory.path, step: .open, path: error.path, errno: error.errno ?? EIO)
+            }
         } catch {
-            report(
-                "perf: recording in memory only: \(error) (set PERF_DIR to a writable directory, or "
-                    + "PERF_RECORDING=0 to silence this)")
+            report(error.report)
             return runtime(memory: nil, directory: nil, ledger: nil, session: nil)
         }
         let store = SessionStore(directory: directory, journalByteBudget: configuration.journalByteBudget, clock: clock)
@@ -165,19 +170,75 @@ final class PerfRuntime: Sendable {
     }
 }
 
-/// Creates the data directory `0700`.
+/// Creates the data directory (`0700`) and checks that it can be written, with errors that say why not.
 enum DataDirectory {
-    static func prepare(_ directory: URL) throws {
-        let manager = FileManager.default
-        var isDirectory: ObjCBool = false
-        if !manager.fileExists(atPath: directory.path, isDirectory: &isDirectory) {
-            try manager.createDirectory(
-                at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        } else if !isDirectory.boolValue {
-            throw CocoaError(.fileWriteFileExists, userInfo: [NSFilePathErrorKey: directory.path])
+    /// Why a data directory cannot be used, as the one line install reports.
+    struct Failure: Error, Equatable, CustomStringConvertible {
+        enum Step: Equatable {
+            /// `mkdir` of `path` (the directory or one of its parents) failed.
+            case create
+            /// The directory is there but is not a directory.
+            case notADirectory
+            /// The directory is there but `access(W_OK | X_OK)` refuses.
+            case notWritable
+            /// Opening the ledger `path` inside it failed.
+            case open
         }
-        guard FileSyscalls.live.isAccessible(directory.path, W_OK | X_OK) else {
-            throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: directory.path])
+
+        /// The data directory.
+        let directory: String
+        let step: Step
+        /// The path the failing call was on.
+        let path: String
+        let errno: Int32
+
+        /// What failed, e.g. `cannot create '/proc/x' (no such file or directory, errno 2)`.
+        var description: String {
+            let reason = "\(String(cString: strerror(errno)).lowercased()), errno \(errno)"
+            let subject = path == directory ? "it" : "'\(path)'"
+            switch step {
+            case .create: return "cannot create \(subject) (\(reason))"
+            case .notADirectory: return "it exists but is not a directory"
+            case .notWritable: return "cannot write in it (\(reason))"
+            case .open: return "cannot open \(subject) (\(reason))"
+            }
+        }
+
+        /// The sentence install reports: the directory, what failed, and what Perf does instead.
+        var report: String {
+            "perf: cannot use data directory '\(directory)': \(description); Perf records in memory only "
+                + "(set PERF_DIR to a writable directory, or PERF_RECORDING=0 to silence this)"
+        }
+    }
+
+    /// Makes `directory` (and missing parents, `0700`) and checks it can be written.
+    static func prepare(_ directory: URL, syscalls: FileSyscalls = .live) throws(Failure) {
+        let path = directory.path
+        switch syscalls.status(path) {
+        case .success(let found) where !found.isDirectory:
+            throw Failure(directory: path, step: .notADirectory, path: path, errno: ENOTDIR)
+        case .success: break
+        case .failure:
+            if let failed = create(path, syscalls: syscalls) {
+                throw Failure(directory: path, step: .create, path: failed.path, errno: failed.errno)
+            }
+        }
+        if case .failure(let errno) = syscalls.access(path, W_OK | X_OK) {
+            throw Failure(directory: path, step: .notWritable, path: path, errno: errno)
+        }
+    }
+
+    /// `mkdir -p` with mode `0700`: the path and errno of the first `mkdir` that failed, if any.
+    private static func create(_ path: String, syscalls: FileSyscalls) -> (path: String, errno: Int32)? {
+        switch syscalls.makeDirectory(path, mode: 0o700) {
+        case .success: return nil
+        case .failure(ENOENT):
+            let parent = (path as NSString).deletingLastPathComponent
+            guard !parent.isEmpty, parent != path else { return (path, ENOENT) }
+            if let failed = create(parent, syscalls: syscalls) { return failed }
+            if case .failure(let errno) = syscalls.makeDirectory(path, mode: 0o700) { return (path, errno) }
+            return nil
+        case .failure(let errno): return (path, errno)
         }
     }
 }

@@ -11,7 +11,7 @@ package enum ReportFile {
 
     /// Writes `bytes` to `temporary` (EINTR retried and faults injected by the seam), then renames
     /// it over `path`; on any failure the temporary file is removed and nothing is left
-    /// half-written.
+    /// half-written. Every error names `path`, never the temporary file.
     package static func writeAtomically(
         _ bytes: [UInt8], to path: String, temporary: String, mode: mode_t
     ) throws(Perf.ReportError) {
@@ -25,7 +25,8 @@ package enum ReportFile {
         switch syscalls.open(temporary, flags: O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode: mode) {
         case .success(let opened): fd = Int32(opened)
         case .failure(let errno):
-            throw Perf.ReportError(.writeFailed, path: temporary, Perf.ReportError.describe(errno: errno))
+            // The temporary name is ours, not the caller's: name the file they asked for.
+            throw Perf.ReportError(.writeFailed, path: path, Perf.ReportError.describe(errno: errno))
         }
         var offset = 0
         var failure: Int32 = 0

@@ -82,6 +82,11 @@ struct FileSyscalls: Sendable {
         Glibc.access(path, mode) == 0
     }
 
+    /// `access(2)`, with the errno when it refuses.
+    func access(_ path: String, _ mode: Int32) -> SyscallResult {
+        Glibc.access(path, mode) == 0 ? .success(0) : .failure(errno)
+    }
+
     /// The names in a directory (without `.` and `..`), in directory order.
     func listDirectory(_ path: String) -> Result<[String], SyscallError> {
         #if DEBUG
