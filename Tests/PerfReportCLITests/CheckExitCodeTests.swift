@@ -127,10 +127,27 @@ import Testing
                 ], build: "debug"),
             "debug.json", in: directory)
         let budgets = try CheckFixture.write(CheckFixture.budgets, "budgets.json", in: directory)
-        let refused = PerfReportCommand.run(["check", debug, "--budgets", budgets])
-        #expect(refused.status == ExitCode.invalidInput)
-        #expect(refused.stderr.contains("debug build") && refused.stderr.contains("--allow-debug"))
+        // Both files are valid: the budgets demand release timings the report lacks (exit 4, not 3).
+        let verdictFile = directory.appendingPathComponent("verdict.json").path
+        for format in ["text", "json", "junit"] {
+            let refused = PerfReportCommand.run(
+                ["check", debug, "--budgets", budgets, "--format", format, "-o", verdictFile])
+            #expect(refused.status == ExitCode.incompleteData, "\(format)")
+            #expect(refused.stdout.isEmpty, "\(format): nothing was checked")
+            #expect(
+                refused.stderr.hasPrefix("perf-report: refusing to check '\(debug)': it comes from a debug build")
+                    && refused.stderr.contains("--allow-debug"), "\(format): \(refused.stderr)")
+            let verdict = try #require(
+                try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: verdictFile)))
+                    as? [String: Any])
+            #expect(verdict["verdict"] as? String == "error" && verdict["exitCode"] as? Int == 4, "\(format)")
+            #expect((verdict["error"] as? String)?.contains("debug build") == true)
+        }
         #expect(PerfReportCommand.run(["check", debug, "--budgets", budgets, "--allow-debug"]).status == .success)
+        // Count budgets are facts in any build: a debug report is checked as it is.
+        let counts = try CheckFixture.write(
+            #"{"version":1,"spans":[{"match":"api.*","limits":{"count":{"min":1}}}]}"#, "counts.json", in: directory)
+        #expect(PerfReportCommand.run(["check", debug, "--budgets", counts]).status == .success)
     }
 
     /// Mutated budgets files and reports: whatever the bytes, the command answers with a
