@@ -150,6 +150,36 @@ import Testing
         #expect(PerfReportCommand.run(["check", debug, "--budgets", counts]).status == .success)
     }
 
+    /// A typo in an exact `match` is a missing span (exit 4) whose line, in every format, names
+    /// the report's nearest span; a trailing comma in the budgets file is exit 3 naming its place.
+    @Test func aMistypedMatchSuggestsTheSpanAndATrailingCommaIsRefused() throws {
+        let (directory, head, _, _) = try scenario()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let typo = try CheckFixture.write(
+            #"{"version":1,"spans":[{"match":"api.gte","limits":{"count":{"min":1}}}]}"#, "typo.json", in: directory)
+        let expected = "∅ api.gte (error): expected present in the report, found nothing · did you mean api.get?"
+        let text = PerfReportCommand.run(["check", head, "--budgets", typo])
+        #expect(text.status == .incompleteData)
+        #expect(text.stderr.contains(expected + "\n"), "\(text.stderr)")
+        for format in ["json", "junit", "github"] {
+            let result = PerfReportCommand.run(["check", head, "--budgets", typo, "--format", format])
+            #expect(result.status == .incompleteData)
+            #expect(result.stdout.contains("did you mean api.get?"), "\(format): \(result.stdout)")
+        }
+        let markdown = PerfReportCommand.run(["check", head, "--budgets", typo, "--format", "markdown"])
+        #expect(markdown.stdout.contains("| nothing (did you mean api.get?) |"), "\(markdown.stdout)")
+
+        let comma = try CheckFixture.write(
+            "{\"version\": 1,\n \"spans\": [\n  {\"match\": \"api.get\", \"limits\": {\"count\": {\"min\": 1}}},\n ]\n}\n",
+            "comma.json", in: directory)
+        let refused = PerfReportCommand.run(["check", head, "--budgets", comma])
+        #expect(refused.status == .invalidInput)
+        #expect(
+            refused.stderr
+                == "perf-report: invalid budgets file '\(comma)': line 3, column 56: a trailing comma before ']', "
+                + "which JSON does not allow; remove it\n")
+    }
+
     /// Mutated budgets files and reports: whatever the bytes, the command answers with a
     /// contract exit code and a message, never a crash.
     @Test func fuzzedBudgetsAndReportsNeverCrash() throws {

@@ -78,12 +78,13 @@ import Testing
                         subject: "other", metric: "", kind: .presence, status: .unbudgeted, level: .off, unit: .count,
                         expectation: "no rule matches"),
                 ], reports: ["r"], failOnImprovement: true)
-            for verdict in [try verdict(), incomplete, BudgetVerdict(checks: [], reports: [])] {
+            let golden = try verdict()
+            for rendered in [golden, incomplete, BudgetVerdict(checks: [], reports: [])] {
                 for command in ["check", "compare"] {
-                    let document = try XMLDocument(data: Data(verdict.junit(command: command).utf8), options: [])
+                    let document = try XMLDocument(data: Data(rendered.junit(command: command).utf8), options: [])
                     let root = try #require(document.rootElement())
                     #expect(root.name == "testsuites")
-                    #expect(schema.problems(root) == [], "\(command): \(verdict.outcome)")
+                    #expect(schema.problems(root) == [], "\(command): \(rendered.outcome)")
                     #expect(root.attribute(forName: "skipped") == nil)
                 }
             }
