@@ -6,10 +6,15 @@
 #   prometheus  promtool check metrics (no lint output allowed), then a real node_exporter
 #               textfile collector scrape: node_textfile_scrape_error 0 and our series present
 #   html        scripts/validate/html.sh (headless Chromium from Debian)
+# and the verdict `perf-report check --format junit` prints, for a passing, a breached and an
+# incomplete set of budgets on the demo's report:
+#   junit       xmllint --schema scripts/validate/junit-10.xsd (Jenkins' JUnit schema, vendored;
+#               first proven to reject `skipped` on <testsuites>), then scripts/validate/junit.py:
+#               junitparser's counts match the verdict file's checks
 # Tools come from Debian (prometheus and node_exporter: apt-get download + dpkg-deb -x into
-# $PERF_VALIDATE_TOOLS, default .build/validate-tools, no services started; chromium: apt-get
-# install) and PyPI (into the virtual environment .build/validate-venv: scripts/validate/venv.sh),
-# so a second run installs nothing.
+# $PERF_VALIDATE_TOOLS, default .build/validate-tools, no services started; chromium and
+# libxml2-utils: apt-get install) and PyPI (into the virtual environment .build/validate-venv:
+# scripts/validate/venv.sh), so a second run installs nothing.
 #
 # A validator whose tools cannot be had (no network, no apt, Chromium cannot start…) prints
 # "SKIPPED <format>: <reason>", never PASS; the run still exits 0 unless --strict is given, so
@@ -81,6 +86,20 @@ if [ ! -x "$promtool" ] || [ ! -x "$node_exporter" ]; then
             || prometheus_unavailable="the Debian packages hold no usr/bin/promtool and prometheus-node-exporter"
     fi
 fi
+
+# xmllint (Debian's libxml2-utils) for the JUnit schema, junitparser (PyPI) for its counts.
+junit_unavailable=""
+if ! command -v xmllint >/dev/null 2>&1; then
+    echo "== apt-get install libxml2-utils (xmllint)"
+    if ! validate_can_apt; then
+        junit_unavailable="xmllint is not installed and apt-get is not available to root to install libxml2-utils"
+    elif ! validate_apt_install libxml2-utils || ! command -v xmllint >/dev/null 2>&1; then
+        junit_unavailable="xmllint is not installed and apt-get cannot install libxml2-utils"
+    fi
+fi
+junitparser_unavailable=""
+validate_venv_require junitparser junitparser || junitparser_unavailable=$validate_reason
+junit_python=$validate_python
 
 # --- the demo's report, and the export tests' fixture (two sessions, a crash, overlapping spans,
 # hostile names), each exported in every format.
@@ -194,6 +213,59 @@ else
         pass html "$report report: $(sed -n 's/^html.sh: \([0-9]*x[0-9]*, \)/\1/p' <<<"$html_output" | tail -1)"
     done
 fi
+
+# junit: the verdict of `check --format junit` on the demo's report, for the project's own gate
+# (passes), its breached copy (exit 1), and budgets that leave checks skipped (a percentile on too
+# few calls, a span absent at level warn) and the data incomplete (a span absent at level error,
+# exit 4). --allow-debug: the percentile is a time budget, and the demo may be a debug build.
+cat >"$work/incomplete-budgets.json" <<'JSON'
+{"version": 1,
+ "spans": [{"match": "demo.fetchPage", "limits": {"p99": {"max": "60s"}}},
+           {"match": "demo.optional-span", "onMissing": "warn"},
+           {"match": "demo.required-span", "onMissing": "error"}]}
+JSON
+junit_cases=("pass scripts/perf-budgets.json 0" "breached scripts/perf-budgets-breached.json 1"
+    "incomplete $work/incomplete-budgets.json 4")
+for junit_case in "${junit_cases[@]}"; do
+    read -r name budgets want <<<"$junit_case"
+    status=0
+    "$binary" check "$work/demo.json" --budgets "$budgets" --allow-debug --format junit \
+        -o "$work/$name.verdict.json" >"$work/$name.junit.xml" 2>"$work/$name.junit.err" || status=$?
+    [ $status -eq "$want" ] \
+        || fail junit "check against ${budgets#"$work"/} exited $status, not $want: $(tail -3 "$work/$name.junit.err")"
+    [ -s "$work/$name.junit.xml" ] || fail junit "check against ${budgets#"$work"/} printed no JUnit XML"
+done
+if [ -n "$junit_unavailable" ]; then
+    skip junit "schema: $junit_unavailable"
+else
+    # The schema must bite: the attribute the writer once put on the root is refused, the same
+    # document without it accepted.
+    printf '<?xml version="1.0" encoding="UTF-8"?>\n<testsuites tests="1"%s><testsuite name="s" tests="1" skipped="0"><testcase name="c"/></testsuite></testsuites>\n' \
+        ' skipped="0"' >"$work/schema-bad.xml"
+    printf '<?xml version="1.0" encoding="UTF-8"?>\n<testsuites tests="1"%s><testsuite name="s" tests="1" skipped="0"><testcase name="c"/></testsuite></testsuites>\n' \
+        '' >"$work/schema-good.xml"
+    if xmllint --noout --schema scripts/validate/junit-10.xsd "$work/schema-bad.xml" >/dev/null 2>&1; then
+        fail junit "scripts/validate/junit-10.xsd accepts skipped on <testsuites>: the schema does not bite"
+    fi
+    lint=$(xmllint --noout --schema scripts/validate/junit-10.xsd "$work/schema-good.xml" 2>&1) \
+        || fail junit "scripts/validate/junit-10.xsd rejects a minimal valid document: $lint"
+    for junit_case in "${junit_cases[@]}"; do
+        read -r name _ _ <<<"$junit_case"
+        lint=$(xmllint --noout --schema scripts/validate/junit-10.xsd "$work/$name.junit.xml" 2>&1) \
+            || fail junit "the $name verdict's JUnit XML is not valid against junit-10.xsd: $lint"
+    done
+    pass junit "xmllint: pass, breached and incomplete verdicts valid against Jenkins' junit-10.xsd (which rejects skipped on <testsuites>)"
+fi
+for junit_case in "${junit_cases[@]}"; do
+    read -r name _ _ <<<"$junit_case"
+    if [ -n "$junitparser_unavailable" ]; then
+        skip junit "$name verdict counts: $junitparser_unavailable"
+        continue
+    fi
+    summary=$("$junit_python" scripts/validate/junit.py "$work/$name.junit.xml" "$work/$name.verdict.json" 2>&1) \
+        || fail junit "$summary"
+    pass junit "$name verdict: junitparser reads $summary"
+done
 
 elapsed=$(( ($(date +%s%N) - started) / 1000000 ))
 took="$((elapsed / 1000)).$(printf '%03d' $((elapsed % 1000))) s"

@@ -53,6 +53,13 @@ enum CheckCommand {
                 current: current, baseline: baseline)
             checked.reports = runs.map(\.path)
             verdict = checked
+        } catch let error as BudgetsError where error.code == .debugBuild {
+            // Nothing is wrong with either file: the budgets ask for timings a debug build
+            // cannot give, which is data missing where the budgets demand it (exit 4), not
+            // invalid input (exit 3).
+            return VerdictOutput.failing(
+                CommandResult(stderr: "perf-report: \(error)\n", status: .incompleteData), command: .check,
+                output: output)
         } catch {
             return VerdictOutput.failing(PerfReportCommand.invalidInput(error), command: .check, output: output)
         }

@@ -127,10 +127,57 @@ import Testing
                 ], build: "debug"),
             "debug.json", in: directory)
         let budgets = try CheckFixture.write(CheckFixture.budgets, "budgets.json", in: directory)
-        let refused = PerfReportCommand.run(["check", debug, "--budgets", budgets])
-        #expect(refused.status == ExitCode.invalidInput)
-        #expect(refused.stderr.contains("debug build") && refused.stderr.contains("--allow-debug"))
+        // Both files are valid: the budgets demand release timings the report lacks (exit 4, not 3).
+        let verdictFile = directory.appendingPathComponent("verdict.json").path
+        for format in ["text", "json", "junit"] {
+            let refused = PerfReportCommand.run(
+                ["check", debug, "--budgets", budgets, "--format", format, "-o", verdictFile])
+            #expect(refused.status == ExitCode.incompleteData, "\(format)")
+            #expect(refused.stdout.isEmpty, "\(format): nothing was checked")
+            #expect(
+                refused.stderr.hasPrefix("perf-report: refusing to check '\(debug)': it comes from a debug build")
+                    && refused.stderr.contains("--allow-debug"), "\(format): \(refused.stderr)")
+            let verdict = try #require(
+                try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: verdictFile)))
+                    as? [String: Any])
+            #expect(verdict["verdict"] as? String == "error" && verdict["exitCode"] as? Int == 4, "\(format)")
+            #expect((verdict["error"] as? String)?.contains("debug build") == true)
+        }
         #expect(PerfReportCommand.run(["check", debug, "--budgets", budgets, "--allow-debug"]).status == .success)
+        // Count budgets are facts in any build: a debug report is checked as it is.
+        let counts = try CheckFixture.write(
+            #"{"version":1,"spans":[{"match":"api.*","limits":{"count":{"min":1}}}]}"#, "counts.json", in: directory)
+        #expect(PerfReportCommand.run(["check", debug, "--budgets", counts]).status == .success)
+    }
+
+    /// A typo in an exact `match` is a missing span (exit 4) whose line, in every format, names
+    /// the report's nearest span; a trailing comma in the budgets file is exit 3 naming its place.
+    @Test func aMistypedMatchSuggestsTheSpanAndATrailingCommaIsRefused() throws {
+        let (directory, head, _, _) = try scenario()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let typo = try CheckFixture.write(
+            #"{"version":1,"spans":[{"match":"api.gte","limits":{"count":{"min":1}}}]}"#, "typo.json", in: directory)
+        let expected = "∅ api.gte (error): expected present in the report, found nothing · did you mean api.get?"
+        let text = PerfReportCommand.run(["check", head, "--budgets", typo])
+        #expect(text.status == .incompleteData)
+        #expect(text.stderr.contains(expected + "\n"), "\(text.stderr)")
+        for format in ["json", "junit", "github"] {
+            let result = PerfReportCommand.run(["check", head, "--budgets", typo, "--format", format])
+            #expect(result.status == .incompleteData)
+            #expect(result.stdout.contains("did you mean api.get?"), "\(format): \(result.stdout)")
+        }
+        let markdown = PerfReportCommand.run(["check", head, "--budgets", typo, "--format", "markdown"])
+        #expect(markdown.stdout.contains("| nothing (did you mean api.get?) |"), "\(markdown.stdout)")
+
+        let comma = try CheckFixture.write(
+            "{\"version\": 1,\n \"spans\": [\n  {\"match\": \"api.get\", \"limits\": {\"count\": {\"min\": 1}}},\n ]\n}\n",
+            "comma.json", in: directory)
+        let refused = PerfReportCommand.run(["check", head, "--budgets", comma])
+        #expect(refused.status == .invalidInput)
+        #expect(
+            refused.stderr
+                == "perf-report: invalid budgets file '\(comma)': line 3, column 56: a trailing comma before ']', "
+                + "which JSON does not allow; remove it\n")
     }
 
     /// Mutated budgets files and reports: whatever the bytes, the command answers with a

@@ -1,4 +1,5 @@
-// Every output format of one verdict, golden; JUnit parsed as XML; the GitHub annotation cap.
+// Every output format of one verdict, golden; JUnit parsed as XML and held to the vendored Jenkins
+// schema (scripts/validate/junit-10.xsd); the GitHub annotation cap.
 import Foundation
 import Perf
 @testable import PerfReport
@@ -50,6 +51,47 @@ import Testing
             #expect(xml.components(separatedBy: "<testcase ").count - 1 == 8)
             #expect(
                 xml.components(separatedBy: "<testsuite ").count == xml.components(separatedBy: "</testsuite>").count)
+        #endif
+    }
+
+    /// Every element and attribute of the JUnit output is one Jenkins' schema allows where it
+    /// stands, and every attribute it requires is there: the vendored junit-10.xsd read as the
+    /// table of element → attributes and children (xmllint checks order and the rest in CI,
+    /// scripts/validate-exports.sh).
+    @Test func junitUsesOnlyWhatTheJenkinsSchemaAllows() throws {
+        #if canImport(FoundationXML)
+            let schema = try JUnitSchema()
+            #expect(schema.elements["testsuites"]?.attributes.contains("skipped") == false)
+            #expect(schema.elements["testsuite"]?.attributes.contains("skipped") == true)
+            let incomplete = BudgetVerdict(
+                checks: [
+                    BudgetVerdict.Check(
+                        subject: "gone", metric: "", kind: .presence, status: .missing, level: .error, unit: .count,
+                        expectation: "present in the report"),
+                    BudgetVerdict.Check(
+                        subject: "maybe", metric: "", kind: .presence, status: .missing, level: .warn, unit: .count,
+                        expectation: "present in the report"),
+                    BudgetVerdict.Check(
+                        subject: "fast", metric: "p50", kind: .regression, status: .improved, level: .error,
+                        unit: .milliseconds, current: 1, baseline: 5, expectation: "within +15% or +2ms"),
+                    BudgetVerdict.Check(
+                        subject: "other", metric: "", kind: .presence, status: .unbudgeted, level: .off, unit: .count,
+                        expectation: "no rule matches"),
+                ], reports: ["r"], failOnImprovement: true)
+            let golden = try verdict()
+            for rendered in [golden, incomplete, BudgetVerdict(checks: [], reports: [])] {
+                for command in ["check", "compare"] {
+                    let document = try XMLDocument(data: Data(rendered.junit(command: command).utf8), options: [])
+                    let root = try #require(document.rootElement())
+                    #expect(root.name == "testsuites")
+                    #expect(schema.problems(root) == [], "\(command): \(rendered.outcome)")
+                    #expect(root.attribute(forName: "skipped") == nil)
+                }
+            }
+            // The checker itself bites: the root as the writer once wrote it.
+            let old = try XMLDocument(
+                data: Data(#"<testsuites tests="0" skipped="0"><testsuite name="s" tests="0"/></testsuites>"#.utf8))
+            #expect(schema.problems(try #require(old.rootElement())) == ["<testsuites> has attribute skipped"])
         #endif
     }
 
@@ -126,3 +168,68 @@ import Testing
         #expect(VerdictOutput.sourcePath(forFileID: "App/Gone.swift", root: directory.path) == nil)
     }
 }
+
+#if canImport(FoundationXML)
+    /// scripts/validate/junit-10.xsd as, per element, the attributes it allows (and requires)
+    /// and the elements it may hold.
+    struct JUnitSchema {
+        struct Element {
+            var attributes: Set<String> = []
+            var required: Set<String> = []
+            var children: Set<String> = []
+        }
+
+        static let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../scripts/validate/junit-10.xsd").standardizedFileURL
+
+        var elements: [String: Element] = [:]
+
+        init() throws {
+            let document = try XMLDocument(contentsOf: Self.url, options: [])
+            for declaration in Self.children(of: try #require(document.rootElement()), named: "element") {
+                guard let name = declaration.attribute(forName: "name")?.stringValue else { continue }
+                var element = Element()
+                Self.collect(declaration, into: &element)
+                elements[name] = element
+            }
+            #expect(elements.count >= 10, "junit-10.xsd declares the JUnit elements")
+        }
+
+        /// `xs:attribute` and `xs:element ref=` anywhere under a declaration.
+        static func collect(_ node: XMLElement, into element: inout Element) {
+            for child in node.children?.compactMap({ $0 as? XMLElement }) ?? [] {
+                let kind = child.name?.split(separator: ":").last.map(String.init)
+                if kind == "attribute", let name = child.attribute(forName: "name")?.stringValue {
+                    element.attributes.insert(name)
+                    if child.attribute(forName: "use")?.stringValue == "required" { element.required.insert(name) }
+                } else if kind == "element", let ref = child.attribute(forName: "ref")?.stringValue {
+                    element.children.insert(ref)
+                }
+                collect(child, into: &element)
+            }
+        }
+
+        static func children(of node: XMLElement, named kind: String) -> [XMLElement] {
+            node.children?.compactMap { $0 as? XMLElement }
+                .filter { $0.name?.split(separator: ":").last.map(String.init) == kind } ?? []
+        }
+
+        /// What in `node` and below the schema does not allow, one line each.
+        func problems(_ node: XMLElement) -> [String] {
+            let name = node.name ?? "?"
+            guard let element = elements[name] else { return ["<\(name)> is not a JUnit element"] }
+            let present = Set(node.attributes?.compactMap(\.name) ?? [])
+            var problems = present.subtracting(element.attributes).sorted().map { "<\(name)> has attribute \($0)" }
+            problems += element.required.subtracting(present).sorted().map { "<\(name)> lacks attribute \($0)" }
+            for child in node.children?.compactMap({ $0 as? XMLElement }) ?? [] {
+                let childName = child.name ?? "?"
+                if element.children.contains(childName) {
+                    problems += self.problems(child)
+                } else {
+                    problems.append("<\(name)> holds <\(childName)>")
+                }
+            }
+            return problems
+        }
+    }
+#endif

@@ -107,6 +107,13 @@ enum ContractDocsCLI {
         let absent = try write(
             #"{"version":1,"spans":[{"match":"no.such.span","limits":{"count":{"max":1}}}]}"#, "absent.json")
         let invalid = try write("{", "invalid.json")
+        // Valid files, but time budgets on a debug build: refused as incomplete data, not bad input.
+        let debug = try write(
+            CheckFixture.report(
+                ["api.get": .init(count: 5, p50: 1, p95: 2, max: 3, site: "A/B.swift:1")], build: "debug"),
+            "debug.json")
+        let timed = try write(
+            #"{"version":1,"spans":[{"match":"api.get","limits":{"p50":{"max":"1s"}}}]}"#, "timed.json")
         let goldenText = try String(contentsOf: CLIFixture.golden, encoding: .utf8)
         // Ten times slower medians: a regression under any floor.
         var slower = try #require(try JSONSerialization.jsonObject(with: Data(goldenText.utf8)) as? [String: Any])
@@ -134,6 +141,7 @@ enum ContractDocsCLI {
             ("check", 2, ["check", golden]),
             ("check", 3, ["check", golden, "--budgets", invalid]),
             ("check", 4, ["check", golden, "--budgets", absent]),
+            ("check", 4, ["check", debug, "--budgets", timed]),
             ("compare", 0, ["compare", golden, golden]),
             ("compare", 1, ["compare", golden, head]),
             ("compare", 2, ["compare", golden]),

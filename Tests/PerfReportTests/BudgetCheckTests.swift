@@ -114,6 +114,49 @@ import Testing
         #expect(warned.outcome == .warn)
     }
 
+    /// A typo in an exact `match` says which spans of the report it probably meant.
+    @Test(arguments: [
+        ("api.gte", ["api.get"]), ("api.lst", ["api.list"]), ("API.GET", ["api.get"]), ("api.gt", ["api.get"]),
+        ("api.sets", ["api.gets", "api.set"]), ("db.qeury", ["db.query"]), ("cache.fill", []), ("x", []),
+    ])
+    func aMissingSpanSuggestsTheClosestNames(match: String, expected: [String]) throws {
+        let head = BudgetFixture.figures(
+            ["api.get", "api.gets", "api.set", "api.list", "db.query"].reduce(into: [:]) {
+                $0[$1] = BudgetFixture.span(count: 1)
+            })
+        let verdict = try run(#"{"version":1,"spans":[{"match":"\#(match)","limits":{"count":{"min":1}}}]}"#, head)
+        let missing = try #require(BudgetFixture.check(verdict, match, "", .presence))
+        #expect(missing.status == .missing && missing.suggestions == expected)
+        let line = BudgetVerdict.line(missing)
+        if expected.isEmpty {
+            #expect(line.hasSuffix("found nothing") && !line.contains("did you mean"))
+        } else {
+            #expect(line.contains("found nothing · did you mean \(expected[0])"))
+        }
+    }
+
+    @Test func suggestionsAreTheNearestNamesInOrder() {
+        #expect(
+            BudgetCheck.closest(to: "api.sets", among: ["api.set", "api.sets", "api.gets", "api.get"])
+                == ["api.gets", "api.set"], "the name itself is not a suggestion, nor the farther api.get")
+        #expect(
+            BudgetCheck.closest(to: "abcdefghi", among: ["a", "bacdefghi", "abcdefgh", "abcxyzghi"]) == [
+                "abcdefgh", "bacdefghi",
+            ])
+        #expect(BudgetCheck.closest(to: "a", among: ["b", "c", "d", "e"]) == ["b", "c", "d"], "at most three")
+        #expect(BudgetCheck.editDistance(Array("api.get"), Array("api.gte"), limit: 5) == 1, "a swap is one edit")
+        #expect(BudgetCheck.editDistance(Array("kitten"), Array("sitting"), limit: 5) == 3)
+        #expect(BudgetCheck.editDistance(Array("kitten"), Array("sitting"), limit: 2) == nil)
+        #expect(BudgetCheck.editDistance(Array(""), Array("ab"), limit: 2) == 2)
+        let line = BudgetVerdict.line(
+            BudgetVerdict.Check(
+                subject: "api.gt", metric: "", kind: .presence, status: .missing, level: .error, unit: .count,
+                expectation: "present in the report", suggestions: ["api.get", "api.gets", "api.set"]))
+        #expect(
+            line == "∅ api.gt (error): expected present in the report, found nothing · did you mean api.get, "
+                + "api.gets or api.set?")
+    }
+
     @Test func aBreachWinsOverIncompleteData() throws {
         let head = BudgetFixture.figures(["s": BudgetFixture.span(count: 5)])
         let verdict = try run(

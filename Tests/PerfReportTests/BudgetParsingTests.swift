@@ -83,6 +83,41 @@ import Testing
         }
     }
 
+    /// JSON allows no comma before `]` or `}`; the message names the file, line and column.
+    @Test(arguments: [
+        (#"{"version":1,"spans":[{"match":"a"},]}"#, "line 1, column 36: a trailing comma before ']'"),
+        (#"{"version":1,"spans":[{"match":"é"},]}"#, "line 1, column 36: a trailing comma before ']'"),
+        (
+            "{\n  \"version\": 1,\n  \"hangs\": {\"count\": {\"max\": 0},},\n}\n",
+            "line 3, column 32: a trailing comma before '}'"
+        ),
+        ("{\"version\":1,\r\n\"spans\":[\r\n]\t,\r\n\t}", "line 3, column 3: a trailing comma before '}'"),
+        (
+            #"{"version":1,"spans":[{"match":"a","limits":{"count":{"max":1,}}}]}"#,
+            "line 1, column 62: a trailing comma before '}'"
+        ),
+    ])
+    func trailingCommasAreRefusedWithTheirPlace(json: String, words: String) {
+        #expect {
+            try BudgetFixture.budgets(json)
+        } throws: { error in
+            guard let error = error as? BudgetsError else { return false }
+            let text = error.description
+            return error.code == .invalidBudgets && text.hasPrefix("invalid budgets file 'budgets.json': line ")
+                && text.contains(words) && text.hasSuffix("which JSON does not allow; remove it")
+        }
+    }
+
+    /// Commas inside strings, escaped quotes included, are text, not trailing commas.
+    @Test func commasInsideStringsAreNotTrailingCommas() throws {
+        for match in [#"a,]"#, #"a,}"#, #"a\",]"#, #"a\\"#] {
+            let budgets = try BudgetFixture.budgets(#"{"version":1,"spans":[{"match":"\#(match)"}]}"#)
+            #expect(budgets.spans.count == 1, "\(match)")
+        }
+        #expect(BudgetsReader.trailingComma(in: Array(#"{"a":[1,2],"b":"x,}"}"#.utf8)) == nil)
+        #expect(BudgetsReader.trailingComma(in: Array(#"{"a":"\\",}"#.utf8))?.column == 10)
+    }
+
     @Test(arguments: [
         ("api.*", ["api.get", "api.v2.put"]), ("api.???", ["api.get"]), ("*put", ["api.v2.put"]),
         ("api.get", ["api.get"]), ("*", ["api.get", "api.v2.put"]),

@@ -1,5 +1,6 @@
 // The OTLP/JSON export: id spelling, 64-bit integers as strings, integer enums, parent links,
-// status for failed ends, hangs and notes as events, resources per session, and a golden file.
+// status Error for failed ends and Unset for success, hangs and notes as events, resources per
+// session, and a golden file.
 import Foundation
 import Testing
 
@@ -76,8 +77,11 @@ import Testing
                 let start = try #require(Int64(span["startTimeUnixNano"] as? String ?? ""), "start as a string")
                 let end = try #require(Int64(span["endTimeUnixNano"] as? String ?? ""), "end as a string")
                 #expect(rootStart <= start && start <= end && end <= rootEnd)
-                let status = try #require(span["status"] as? [String: Any])
-                #expect([1, 2].contains(status["code"] as? Int))
+                // Unset (absent) or Error: never Ok, which belongs to applications, not instrumentation.
+                if let status = span["status"] {
+                    let status = try #require(status as? [String: Any])
+                    #expect(status["code"] as? Int == 2 && status["message"] is String, "only errors set a status")
+                }
                 _ = Self.values(span["attributes"] as? [[String: Any]] ?? [])
                 if span["name"] as? String != "session" {
                     #expect(span["parentSpanId"] as? String == root["spanId"] as? String)
@@ -87,7 +91,7 @@ import Testing
         #expect(traceIDs.count == 2)
     }
 
-    @Test func failedEndsAndCrashesAreErrorsWithAMessage() throws {
+    @Test func failedEndsAndCrashesAreErrorsWithAMessageAndSuccessIsUnset() throws {
         let spans = try Self.resources().flatMap(\.spans)
         func status(_ name: String) -> [String: Any]? {
             spans.first { $0["name"] as? String == name }?["status"] as? [String: Any]
@@ -96,9 +100,17 @@ import Testing
             #expect(status(name)?["code"] as? Int == 2, "\(name)")
             #expect((status(name)?["message"] as? String)?.hasPrefix("the span ended as ") == true)
         }
-        for name in ["api.get", "keyed.login", "db.query"] { #expect(status(name)?["code"] as? Int == 1, "\(name)") }
-        let roots = spans.filter { $0["name"] as? String == "session" }.compactMap { $0["status"] as? [String: Any] }
-        #expect(roots.compactMap { $0["code"] as? Int } == [2, 1], "the crashed session's root is an error")
+        // The OpenTelemetry specification: instrumentation leaves a success's status Unset.
+        for name in ["api.get", "keyed.login", "db.query"] {
+            #expect(spans.contains { $0["name"] as? String == name }, "\(name)")
+            #expect(status(name) == nil, "\(name): a success has no status (STATUS_CODE_UNSET)")
+        }
+        let roots = spans.filter { $0["name"] as? String == "session" }
+        #expect(roots.count == 2)
+        #expect(
+            roots.map { ($0["status"] as? [String: Any])?["code"] as? Int } == [2, nil],
+            "the crashed session's root is an error, the other's is Unset")
+        #expect((roots.first?["status"] as? [String: Any])?["message"] as? String == "the session crashed")
     }
 
     @Test func resourcesDescribeTheServiceAndSession() throws {

@@ -5,7 +5,9 @@ OTLP/JSON spells trace and span ids in hex, but protobuf's json_format reads `by
 base64: parsing the file as it is would decode the hex digits as base64 and pass wrongly. So, as
 the OpenTelemetry Collector does, the ids are checked (32 or 16 lowercase hex digits, not zero),
 converted to base64, and only then parsed with json_format (unknown fields rejected). The parsed
-request must hold spans with sane times, one root per trace and parents that exist.
+request must hold spans with sane times, one root per trace and parents that exist, and a status
+the specification allows instrumentation to set: Unset (absent) on success, Error with a message
+on failure, never Ok (that is for an application overriding an error).
 
 Usage: otlp.py REQUEST.json   (needs PyPI's opentelemetry-proto and protobuf)
 """
@@ -18,6 +20,7 @@ from validator import Invalid, require, run
 
 from google.protobuf import json_format
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.trace.v1.trace_pb2 import Status
 
 # Unix nanoseconds between 2000 and 2100.
 TIME_RANGE = (946_684_800 * 10**9, 4_102_444_800 * 10**9)
@@ -89,6 +92,12 @@ def validate(path):
         require(TIME_RANGE[0] <= span.start_time_unix_nano <= span.end_time_unix_nano <= TIME_RANGE[1],
                 f"span {name!r}: times {span.start_time_unix_nano}–{span.end_time_unix_nano} are not a sane Unix-nanosecond interval")
         require(span.kind != 0, f"span {name!r}: kind unspecified")
+        require(span.status.code != Status.STATUS_CODE_OK,
+                f"span {name!r}: status Ok, which instrumentation must leave Unset (OpenTelemetry trace API, Set Status)")
+        if span.status.code == Status.STATUS_CODE_ERROR:
+            require(span.status.message, f"span {name!r}: status Error without a message")
+        else:
+            require(not span.status.message, f"span {name!r}: a status message without Error")
         if span.parent_span_id:
             require((span.trace_id, span.parent_span_id) in ids, f"span {name!r}: parent {span.parent_span_id.hex()} is not in its trace")
         else:
@@ -103,7 +112,9 @@ def validate(path):
             require(root.start_time_unix_nano <= span.start_time_unix_nano and span.end_time_unix_nano <= root.end_time_unix_nano,
                     f"span {span.name!r} lies outside its session's root span")
     events = sum(len(span.events) for span in spans)
-    return f"{len(request.resource_spans)} resource(s), {len(spans)} spans in {len(roots)} trace(s), {events} events"
+    errors = sum(1 for span in spans if span.status.code == Status.STATUS_CODE_ERROR)
+    return (f"{len(request.resource_spans)} resource(s), {len(spans)} spans in {len(roots)} trace(s), {events} events, "
+            f"{errors} error(s), the rest status Unset")
 
 
 if __name__ == "__main__":

@@ -55,7 +55,7 @@ public struct BudgetCheck: Sendable {
                 BudgetVerdict.Check(
                     subject: rule.match, metric: "", kind: .presence, status: .missing, level: level, unit: .count,
                     expectation: "present in the report", rule: rule.label(index),
-                    message: rule.message))
+                    message: rule.message, suggestions: Self.closest(to: rule.match, among: current.spans.keys)))
         }
         for name in current.spans.keys.sorted() {
             checks += spanChecks(

@@ -1,9 +1,14 @@
 // JUnit XML for CI systems that read test reports: one testcase per span × metric × rule;
 // breaches as <failure>, too little data as <skipped> (or <failure> where the budgets demand it).
+// Valid against Jenkins' JUnit schema (junit-10.xsd, vendored as scripts/validate/junit-10.xsd),
+// the strictest reader: `skipped` is an attribute of <testsuite> only, never of <testsuites>.
 import Perf
 
 extension BudgetVerdict {
-    /// The verdict as a JUnit XML document.
+    /// The verdict as a JUnit XML document: one `<testsuite>` in `<testsuites>`, one
+    /// `<testcase>` per check (unbudgeted spans left out). The root carries `tests`, `failures`
+    /// and `errors`; the suite carries those and `skipped`, which the Jenkins schema allows on
+    /// `<testsuite>` only.
     public func junit(command: String = "check") -> String {
         let cases = checks.filter { $0.status != .unbudgeted }
         let failures = cases.filter { breaches($0) || isIncomplete($0) }.count
@@ -12,7 +17,7 @@ extension BudgetVerdict {
         var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
         xml +=
             "<testsuites name=\"\(Self.xml(suite))\" tests=\"\(cases.count)\" failures=\"\(failures)\" "
-            + "errors=\"0\" skipped=\"\(skipped)\">\n"
+            + "errors=\"0\">\n"
         xml +=
             "  <testsuite name=\"\(Self.xml(suite))\" tests=\"\(cases.count)\" failures=\"\(failures)\" "
             + "errors=\"0\" skipped=\"\(skipped)\">\n"

@@ -37,7 +37,8 @@ extension BudgetVerdict {
         var text = "| | Check | Level | Expected | Found | n | Baseline | Change |\n"
         text += "|---|---|---|---|---|---|---|---|\n"
         for check in checks {
-            let found = check.kind == .presence ? "nothing" : value(check.current, check.unit)
+            var found = check.kind == .presence ? "nothing" : value(check.current, check.unit)
+            if check.kind == .presence, let hint = didYouMean(check) { found += " (" + cell(hint) + ")" }
             let cells = [
                 symbol(check.status) + " " + check.status.rawValue, "`" + cell(title(check)) + "`",
                 check.level.rawValue,

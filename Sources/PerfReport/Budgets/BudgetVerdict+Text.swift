@@ -35,6 +35,7 @@ extension BudgetVerdict {
         text += " (\(check.level.rawValue)): expected \(check.expectation), found "
         if check.kind == .presence {
             text += "nothing"
+            if let hint = didYouMean(check) { text += " · " + hint }
         } else {
             text += value(check.current, check.unit)
             if let samples = check.samples { text += " (n=\(samples))" }
@@ -45,6 +46,15 @@ extension BudgetVerdict {
         }
         if let message = check.message, check.status != .pass { text += " — " + message }
         return text
+    }
+
+    /// `did you mean api.get?`, `did you mean api.get or api.gets?`: a missing span's nearest
+    /// names in the report; nil when there are none.
+    public static func didYouMean(_ check: Check) -> String? {
+        guard !check.suggestions.isEmpty else { return nil }
+        var names = check.suggestions
+        let last = names.removeLast()
+        return "did you mean " + (names.isEmpty ? last : names.joined(separator: ", ") + " or " + last) + "?"
     }
 
     /// `api.get p95`, `api.get p50 regression`, `hangs count`.

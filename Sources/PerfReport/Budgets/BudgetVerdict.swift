@@ -72,12 +72,16 @@ public struct BudgetVerdict: Sendable, Equatable {
         public var site: String?
         /// The budget's message, shown on a breach.
         public var message: String?
+        /// For a `missing` span: the report's span names closest to it (a typo in `match`),
+        /// nearest first; empty when none is close.
+        public var suggestions: [String]
 
         /// Creates a check.
         public init(
             subject: String, metric: String, kind: Kind, status: Status, level: Budgets.Level,
             unit: BudgetQuantity.Unit, current: Double? = nil, baseline: Double? = nil, samples: Int64? = nil,
-            expectation: String, rule: String? = nil, site: String? = nil, message: String? = nil
+            expectation: String, rule: String? = nil, site: String? = nil, message: String? = nil,
+            suggestions: [String] = []
         ) {
             self.subject = subject
             self.metric = metric
@@ -92,6 +96,7 @@ public struct BudgetVerdict: Sendable, Equatable {
             self.rule = rule
             self.site = site
             self.message = message
+            self.suggestions = suggestions
         }
 
         /// `current - baseline`.

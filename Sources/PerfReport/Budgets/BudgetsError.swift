@@ -5,7 +5,8 @@ import Perf
 /// Why a budgets file could not be used, or why a check was refused.
 ///
 /// ``description`` is the one line `perf-report check` prints on stderr before exiting with
-/// status 3:
+/// status 3 (status 4 for ``Code/debugBuild``: valid files, but data the budgets demand is
+/// missing):
 ///
 /// ```
 /// invalid budgets file 'perf-budgets.json': spans[1] ("api.*"): unknown metric "p42"; use one of count, p50, …

@@ -13,9 +13,11 @@ import Perf
 ///
 /// As OTLP/JSON requires: trace and span ids are lowercase hex (32 and 16 digits, derived
 /// from the session id, never zero), 64-bit integers are strings (`startTimeUnixNano`,
-/// `intValue`), enums are integers (`kind` 1 = internal; `status.code` 1 = ok, 2 = error for
-/// `failure`, `expired` and `orphaned` ends and crashed sessions). The same report always
-/// gives the same bytes and ids.
+/// `intValue`), enums are integers (`kind` 1 = internal; `status.code` 2 = error, with a
+/// message, for `failure`, `expired` and `orphaned` ends and crashed sessions). Every other
+/// span has no `status`, which OTLP reads as `STATUS_CODE_UNSET`: the OpenTelemetry
+/// specification asks instrumentation to leave a success Unset and keep Ok for an application
+/// that means to override an error. The same report always gives the same bytes and ids.
 ///
 /// ```swift
 /// let body = OTLPExport.render(try ExportInput(contentsOf: reportURL))
@@ -24,9 +26,14 @@ import Perf
 public enum OTLPExport {
     /// `kind`: SPAN_KIND_INTERNAL.
     static let internalKind: Int64 = 1
-    /// `status.code`: STATUS_CODE_OK and STATUS_CODE_ERROR.
-    static let statusOK: Int64 = 1
+    /// `status.code`: STATUS_CODE_ERROR. A success is never given a status: absent means
+    /// STATUS_CODE_UNSET (0), what instrumentation must leave on a span that did not fail.
     static let statusError: Int64 = 2
+
+    /// A `status` of STATUS_CODE_ERROR with its description.
+    static func errorStatus(_ message: String) -> ReportJSON {
+        .object(["code": .int(statusError), "message": .string(message)])
+    }
 
     /// The request's bytes: one JSON object, newline-terminated.
     public static func render(_ input: ExportInput) -> [UInt8] {
@@ -77,9 +84,6 @@ public enum OTLPExport {
     }
 
     static func rootSpan(_ session: ExportTimeline.Session, traceID: String, spanID: String) -> ReportJSON {
-        let crashed = session.status == .crashed
-        var status: [String: ReportJSON] = ["code": .int(crashed ? statusError : statusOK)]
-        if crashed { status["message"] = .string("the session crashed") }
         let events = (session.hangs + session.instants)
             .sorted { lhs, rhs in
                 (OTLPChildSpan.eventTime(lhs), lhs.kind.rawValue, lhs.name) < (
@@ -87,7 +91,7 @@ public enum OTLPExport {
                 )
             }
             .map(OTLPChildSpan.event)
-        return .object([
+        var span: [String: ReportJSON] = [
             "traceId": .string(traceID), "spanId": .string(spanID), "name": .string("session"),
             "kind": .int(internalKind), "startTimeUnixNano": .string(String(session.startUnixNanos)),
             "endTimeUnixNano": .string(String(session.endUnixNanos)),
@@ -96,8 +100,11 @@ public enum OTLPExport {
                 OTLPAttribute.string("perf.session.status", session.status.rawValue),
                 OTLPAttribute.int("perf.flight_recorder.spans", Int64(session.intervals.count)),
             ]),
-            "events": .array(events), "status": .object(status),
-        ])
+            "events": .array(events),
+        ]
+        // A session that ended well leaves the status Unset; a crash is an error.
+        if session.status == .crashed { span["status"] = errorStatus("the session crashed") }
+        return .object(span)
     }
 }
 

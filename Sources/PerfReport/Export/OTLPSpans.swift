@@ -63,17 +63,18 @@ struct OTLPChildSpan {
     }
 
     func json(traceID: String, spanID: String, parentID: String) -> ReportJSON {
-        var status: [String: ReportJSON] = ["code": .int(OTLPExport.statusOK)]
-        if let exit, exit.isError {
-            status = ["code": .int(OTLPExport.statusError), "message": .string("the span ended as \(exit)")]
-        }
-        return .object([
+        var span: [String: ReportJSON] = [
             "traceId": .string(traceID), "spanId": .string(spanID), "parentSpanId": .string(parentID),
             "name": .string(name), "kind": .int(OTLPExport.internalKind),
             "startTimeUnixNano": .string(String(startUnixNanos)),
             "endTimeUnixNano": .string(String(startUnixNanos + durationNanos)), "attributes": .array(attributes),
-            "status": .object(status),
-        ])
+        ]
+        // Success leaves the status Unset (no `status` member), as the specification asks of
+        // instrumentation; only an error end sets one.
+        if let exit, exit.isError {
+            span["status"] = OTLPExport.errorStatus("the span ended as \(exit)")
+        }
+        return .object(span)
     }
 
     /// When an event happened: a hang or hitch when it began (its duration is an attribute), a
