@@ -18,7 +18,7 @@ public struct ReportSummary: Sendable, Equatable {
         public var count: Int64
         /// Median, 95th and 99th percentile and maximum, in milliseconds.
         public var p50Ms: Double, p95Ms: Double, p99Ms: Double, maxMs: Double
-        /// The call site's budget, when a ledger line told it.
+        /// The call site's budget, when a ledger line or a flight-recorder interval told it.
         public var budgetMs: Double?
         /// Ledger lines over budget.
         public var overBudget: Int64
