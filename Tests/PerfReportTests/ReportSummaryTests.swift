@@ -65,3 +65,28 @@ import Testing
         }
     }
 }
+
+/// Sub-millisecond figures in the summary: readable, never `0.0` for a span that took time.
+@Suite struct ReportSummaryPrecisionTests {
+    @Test(arguments: [
+        (0.0, "0.0"), (1234.56, "1234.6"), (1.0, "1.0"), (0.5, "0.5"), (0.025, "0.025"), (0.000025, "0.000025"),
+        (0.000512, "0.000512"), (0.123456, "0.123"), (0.9999, "1"),
+    ])
+    func millisecondColumnsKeepThreeSignificantDigitsBelowOneMs(ms: Double, text: String) {
+        #expect(ReportSummary.milliseconds(ms) == text)
+    }
+
+    @Test func aNanosecondSpanShowsItsFigures() throws {
+        let report = PerformanceReport(spans: [
+            "tiny": .init(count: 100, maxMs: 0.000031, p50Ms: 0.000025, p95Ms: 0.000025, p99Ms: 0.000031)
+        ])
+        let summary = ReportSummary(report: report, path: "tiny.json")
+        let row = try #require(summary.text.split(separator: "\n").first { $0.hasPrefix("  tiny") })
+        let cells = row.split(separator: " ").map(String.init)
+        #expect(cells == ["tiny", "100", "0.000025", "0.000025", "0.000031", "0.000031", "-", "0"])
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(summary.json.utf8)) as? [String: Any])
+        let span = try #require((object["spans"] as? [[String: Any]])?.first)
+        #expect(span["p50Ms"] as? Double == 0.000025)
+    }
+}

@@ -106,9 +106,13 @@ extension ReportSummary {
         return "\(span.orphaned ?? 0) orphaned (\(open))"
     }
 
-    /// A duration in the unit that reads best: `850.0 ms`, `5.2 s`, `12.5 min`, `3.0 h`.
+    /// A duration in the unit that reads best: `25 ns`, `830 µs`, `850.0 ms`, `5.2 s`,
+    /// `12.5 min`, `3.0 h`.
     static func duration(ms: Double) -> String {
         switch ms {
+        case ..<0: String(format: "%.1f ms", ms)
+        case ..<0.001: String(format: "%.0f ns", ms * 1_000_000)
+        case ..<1: String(format: "%.0f µs", ms * 1_000)
         case ..<1_000: String(format: "%.1f ms", ms)
         case ..<120_000: String(format: "%.1f s", ms / 1_000)
         case ..<7_200_000: String(format: "%.1f min", ms / 60_000)
@@ -120,7 +124,20 @@ extension ReportSummary {
         "  " + pad(cells[0], 36) + cells.dropFirst().map { leftPad($0, 11) }.joined()
     }
 
-    private func format(_ ms: Double) -> String { String(format: "%.1f", ms) }
+    private func format(_ ms: Double) -> String { Self.milliseconds(ms) }
+
+    /// A figure of a milliseconds column: one decimal from 1 ms up (and for 0), below that
+    /// three significant digits down to the nanosecond, so a 25 ns span reads `0.000025`, not
+    /// `0.0`: `1234.5`, `0.5`, `0.025`, `0.000512`.
+    static func milliseconds(_ ms: Double) -> String {
+        let magnitude = abs(ms)
+        guard ms.isFinite, magnitude < 1, magnitude >= 0.0000005 else { return String(format: "%.1f", ms) }
+        let decimals = min(6, Int((-log10(magnitude)).rounded(.up)) + 2)
+        var text = String(format: "%.\(decimals)f", ms)
+        while text.hasSuffix("0") { text.removeLast() }
+        if text.hasSuffix(".") { text.removeLast() }
+        return text
+    }
 
     private func pad(_ text: String, _ width: Int) -> String {
         text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count)
