@@ -46,6 +46,9 @@ extension ReportSummary {
                         + leftPad(format(culprit.maxMs), 11))
             }
         }
+        lines += hitchAndNoteLines
+        lines.append("")
+        lines.append(inputLine)
         lines.append("")
         let counts = [PerformanceReport.Session.Status.active, .terminated, .crashed].map { status in
             "\(sessions.filter { $0.status == status }.count) \(status)"
@@ -60,6 +63,48 @@ extension ReportSummary {
             }
         }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The hitch and note sections (each a header line, and a table when there are any).
+    private var hitchAndNoteLines: [String] {
+        // Both come from the ledger lines the report keeps, which the cap may have cut.
+        let partial =
+            input.keptEvents < input.ledgerEvents
+            ? " in the newest \(input.keptEvents) of \(input.ledgerEvents) ledger lines" : ""
+        var lines = [""]
+        let blamed = hitches.reduce(Int64(0)) { $0 + $1.count }
+        let suppressed = hitches.reduce(Int64(0)) { $0 + $1.suppressed }
+        let longest = hitches.map(\.maxMs).max() ?? 0
+        lines.append("HITCHES: \(blamed) (\(suppressed) suppressed), max \(format(longest)) ms\(partial)")
+        if !hitches.isEmpty {
+            lines.append("  " + pad("TARGET", 40) + leftPad("COUNT", 7) + leftPad("SUPPRESSED", 12) + leftPad("MAX ms", 11))
+            for hitch in hitches {
+                lines.append(
+                    "  " + pad(hitch.target, 40) + leftPad("\(hitch.count)", 7) + leftPad("\(hitch.suppressed)", 12)
+                        + leftPad(format(hitch.maxMs), 11))
+            }
+        }
+        lines.append("")
+        let noteLines = notes.reduce(Int64(0)) { $0 + $1.count }
+        let heldBack = notes.reduce(Int64(0)) { $0 &+ $1.suppressed }
+        lines.append("NOTES: \(noteLines) (\(heldBack) more held back by the note floor)\(partial)")
+        if !notes.isEmpty {
+            lines.append("  " + pad("NAME", 40) + leftPad("COUNT", 7) + leftPad("HELD BACK", 12))
+            for note in notes {
+                lines.append("  " + pad(note.name, 40) + leftPad("\(note.count)", 7) + leftPad("\(note.suppressed)", 12))
+            }
+        }
+        return lines
+    }
+
+    /// `INPUT: 57 ledger lines (1 malformed, 1 torn tail, 1 of an unknown kind), 4 diagnostic
+    /// payloads (1 unreadable)`.
+    private var inputLine: String {
+        func counted(_ value: Int64, _ noun: String) -> String { "\(value) \(noun)" + (value == 1 ? "" : "s") }
+        return "INPUT: " + counted(input.ledgerEvents, "ledger line")
+            + " (\(input.malformedLines) malformed, \(input.tornTail) torn tail, "
+            + "\(input.unknownKinds) of an unknown kind), " + counted(input.diagnosticPayloads, "diagnostic payload")
+            + " (\(input.invalidPayloads) unreadable)"
     }
 
     /// The summary as JSON (`schema` `perf-report-summary`, version 1), keys sorted.
@@ -88,6 +133,23 @@ extension ReportSummary {
                     culprits.map {
                         .object(["culprit": .string($0.culprit), "count": .int($0.count), "maxMs": .double($0.maxMs)])
                     }),
+            ]),
+            "hitches": .array(
+                hitches.map {
+                    .object([
+                        "target": .string($0.target), "count": .int($0.count), "suppressed": .int($0.suppressed),
+                        "maxMs": .double($0.maxMs),
+                    ])
+                }),
+            "notes": .array(
+                notes.map {
+                    .object(["name": .string($0.name), "count": .int($0.count), "suppressed": .int($0.suppressed)])
+                }),
+            "input": .object([
+                "ledgerEvents": .int(input.ledgerEvents), "keptEvents": .int(input.keptEvents),
+                "malformedLines": .int(input.malformedLines), "tornTail": .int(input.tornTail),
+                "unknownKinds": .int(input.unknownKinds), "diagnosticPayloads": .int(input.diagnosticPayloads),
+                "invalidPayloads": .int(input.invalidPayloads),
             ]),
             "sessions": .array(
                 sessions.map {
