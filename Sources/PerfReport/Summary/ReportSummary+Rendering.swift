@@ -42,7 +42,7 @@ extension ReportSummary {
             lines.append("  " + pad("CULPRIT", 60) + leftPad("COUNT", 7) + leftPad("MAX ms", 11))
             for culprit in culprits {
                 lines.append(
-                    "  " + pad(culprit.culprit, 60) + leftPad("\(culprit.count)", 7)
+                    "  " + pad(FunctionName.readable(culprit.culprit), 60) + leftPad("\(culprit.count)", 7)
                         + leftPad(format(culprit.maxMs), 11))
             }
         }
@@ -131,7 +131,10 @@ extension ReportSummary {
                 "maxMs": .double(hangMaxMs),
                 "culprits": .array(
                     culprits.map {
-                        .object(["culprit": .string($0.culprit), "count": .int($0.count), "maxMs": .double($0.maxMs)])
+                        .object([
+                            "culprit": .string($0.culprit), "function": .string(FunctionName.readable($0.culprit)),
+                            "count": .int($0.count), "maxMs": .double($0.maxMs),
+                        ])
                     }),
             ]),
             "hitches": .array(
