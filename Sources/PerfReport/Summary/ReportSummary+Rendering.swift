@@ -77,7 +77,8 @@ extension ReportSummary {
         let longest = hitches.map(\.maxMs).max() ?? 0
         lines.append("HITCHES: \(blamed) (\(suppressed) suppressed), max \(format(longest)) ms\(partial)")
         if !hitches.isEmpty {
-            lines.append("  " + pad("TARGET", 40) + leftPad("COUNT", 7) + leftPad("SUPPRESSED", 12) + leftPad("MAX ms", 11))
+            lines.append(
+                "  " + pad("TARGET", 40) + leftPad("COUNT", 7) + leftPad("SUPPRESSED", 12) + leftPad("MAX ms", 11))
             for hitch in hitches {
                 lines.append(
                     "  " + pad(hitch.target, 40) + leftPad("\(hitch.count)", 7) + leftPad("\(hitch.suppressed)", 12)
@@ -91,7 +92,8 @@ extension ReportSummary {
         if !notes.isEmpty {
             lines.append("  " + pad("NAME", 40) + leftPad("COUNT", 7) + leftPad("HELD BACK", 12))
             for note in notes {
-                lines.append("  " + pad(note.name, 40) + leftPad("\(note.count)", 7) + leftPad("\(note.suppressed)", 12))
+                lines.append(
+                    "  " + pad(note.name, 40) + leftPad("\(note.count)", 7) + leftPad("\(note.suppressed)", 12))
             }
         }
         return lines

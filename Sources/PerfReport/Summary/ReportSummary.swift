@@ -141,8 +141,8 @@ public struct ReportSummary: Sendable, Equatable {
                 id: $0.id, status: $0.status, startedAt: $0.startedAt?.description, endedAt: $0.endedAt?.description)
         }
         truncated = report.truncated != nil
-        hitches = Self.hitches(report.ledger.events)
-        notes = Self.notes(report.ledger.events)
+        hitches = Self.hitchRows(report.ledger.events)
+        notes = Self.noteRows(report.ledger.events)
         let ledger = report.ledger
         let kept = Int64(ledger.events.count)
         input = Input(
@@ -153,7 +153,7 @@ public struct ReportSummary: Sendable, Equatable {
     }
 
     /// Hitch lines per target, most first (ties by name).
-    static func hitches(_ events: [PerformanceReport.Event]) -> [Hitch] {
+    static func hitchRows(_ events: [PerformanceReport.Event]) -> [Hitch] {
         var byTarget: [String: Hitch] = [:]
         for event in events where event.kind == .hitch {
             var hitch = byTarget[event.name, default: Hitch(target: event.name, count: 0, suppressed: 0, maxMs: 0)]
@@ -172,7 +172,7 @@ public struct ReportSummary: Sendable, Equatable {
     }
 
     /// Note lines per name, most first (ties by name), with what the floor held back.
-    static func notes(_ events: [PerformanceReport.Event]) -> [Note] {
+    static func noteRows(_ events: [PerformanceReport.Event]) -> [Note] {
         var byName: [String: Note] = [:]
         for event in events where event.kind == .note {
             var note = byName[event.name, default: Note(name: event.name, count: 0, suppressed: 0)]
