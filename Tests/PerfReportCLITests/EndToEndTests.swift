@@ -12,7 +12,7 @@ import Testing
         #expect(demoOut.contains("DemoWorkload.parseHugeFeed()"), "the hang's culprit: \(demoOut)")
         #expect(demoOut.contains("demo.renderFrame"))
         #expect(demoErr.contains("perf-report demo: "), "progress goes to stderr")
-        #expect(demoOut.contains("\nData directory: \(directory.appendingPathComponent("data").path)"), "\(demoOut)")
+        #expect(demoOut.contains("/data (the ledger perf-events.jsonl, payloads in perf-diagnostics/)"), "\(demoOut)")
         // Under `swift run` the process start includes the build: the demo records no boot span.
         #expect(!demoOut.split(separator: "\n").contains { $0.hasPrefix("  boot ") }, "\(demoOut)")
         let report = directory.appendingPathComponent("performance-report.json")
