@@ -77,8 +77,12 @@ import Testing
         let leading = String(step).prefix { $0 != "0" }
         #expect(["1", "2", "5"].contains(leading), "step \(step)")
         for (offset, label) in ticks.dropFirst() {
-            // `+1m 20s` past a minute; otherwise the budgets file's notation, within rounding.
-            let parsed = BudgetQuantity(parsing: String(label.dropFirst()))?.value
+            // `+1m 20s` past a minute; `+200ns` below a microsecond; otherwise the budgets file's
+            // notation, within rounding.
+            let text = String(label.dropFirst())
+            let parsed =
+                text.hasSuffix("ns")
+                ? Double(text.dropLast(2)).map { $0 / 1e6 } : BudgetQuantity(parsing: text)?.value
             #expect(
                 parsed.map { abs($0 * 1e6 - Double(offset)) <= Double(offset) * 0.01 } ?? (offset >= 60_000_000_000))
         }
