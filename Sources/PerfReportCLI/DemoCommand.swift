@@ -12,13 +12,15 @@ enum DemoCommand {
             .value("dir", valueName: "dir", help: "The data directory (default: a new temporary one)."),
             .value(
                 "output", short: "o", valueName: "file", help: "Where to write (default: ./performance-report.json)."),
+            .flag("keep", help: "Keep the temporary data directory, to look at the raw files."),
         ],
         exitCodes: PerfReportCommand.buildExitCodes)
 
     static func run(_ parsed: CommandSpec.Parsed, progress: (String) -> Void) -> CommandResult {
         let directory: URL
-        // A directory the demo made for itself is removed once the report holds its contents.
-        let temporary = parsed.value("dir") == nil
+        // A directory the demo made for itself is removed once the report holds its contents,
+        // unless --keep asks to look at the raw files.
+        let temporary = parsed.value("dir") == nil && !parsed.flag("keep")
         if let given = parsed.value("dir") {
             directory = URL(fileURLWithPath: given)
         } else {
@@ -63,9 +65,12 @@ enum DemoCommand {
             .filter { $0.kind == .note }.count ?? 0
         if temporary { try? FileManager.default.removeItem(at: directory) }
         text +=
-            "\nNOTES: \(notes) demo.socket.reconnect notes in a burst left \(noteLines) ledger line(s): "
+            "\nNote floor: \(notes) demo.socket.reconnect notes in a burst left \(noteLines) ledger line(s): "
             + "the same-name floor (30 s) keeps a storm from flooding the ledger.\n"
-        if !temporary { text += "\nData directory: \(directory.path)" }
+        text +=
+            temporary
+            ? "\nData directory: removed (rerun with --keep, or --dir <dir>, to look at the raw files)"
+            : "\nData directory: \(directory.path) (the ledger perf-events.jsonl, payloads in perf-diagnostics/)"
         text += "\nReport: \(shownOutput)\n"
         if !hangCaught { text += "(the watchdog did not report the injected hang in time on this machine)\n" }
         text += "Next: perf-report summary \(shownOutput) --format json\n"
@@ -83,7 +88,9 @@ enum DemoCommand {
         let watchdog = Perf.HangWatchdog(monitoring: .queue(feedQueue), configuration: configuration)
         watchdog.start()
         defer { watchdog.stop() }
-        Perf.markReady()
+        // No Perf.markReady(): its `boot` span runs from the process start, and under
+        // `swift run perf-report demo` the process that started is swift-run, which built the
+        // package before exec'ing the demo: `boot` would report the build as start-up time.
         progress("perf-report demo: fetching pages and rendering frames…")
         DemoWorkload.fetchPages()
         DemoWorkload.renderFrames()

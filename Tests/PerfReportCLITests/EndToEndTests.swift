@@ -12,6 +12,9 @@ import Testing
         #expect(demoOut.contains("DemoWorkload.parseHugeFeed()"), "the hang's culprit: \(demoOut)")
         #expect(demoOut.contains("demo.renderFrame"))
         #expect(demoErr.contains("perf-report demo: "), "progress goes to stderr")
+        #expect(demoOut.contains("/data (the ledger perf-events.jsonl, payloads in perf-diagnostics/)"), "\(demoOut)")
+        // Under `swift run` the process start includes the build: the demo records no boot span.
+        #expect(!demoOut.split(separator: "\n").contains { $0.hasPrefix("  boot ") }, "\(demoOut)")
         let report = directory.appendingPathComponent("performance-report.json")
         #expect(FileManager.default.fileExists(atPath: report.path))
 
@@ -33,5 +36,21 @@ import Testing
         let (_, usageErr, usageStatus) = try CLIFixture.runBinary(["summary"], in: directory)
         #expect(usageStatus == 2)
         #expect(usageErr.hasPrefix("Error: "))
+    }
+
+    @Test func theDemoKeepsItsTemporaryDirectoryWhenAsked() throws {
+        let directory = try CLIFixture.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (out, err, status) = try CLIFixture.runBinary(["demo", "--keep", "-o", "r.json"], in: directory)
+        #expect(status == 0, "stderr: \(err)")
+        let line = try #require(out.split(separator: "\n").first { $0.hasPrefix("Data directory: ") }, "\(out)")
+        let path = String(line.dropFirst("Data directory: ".count).prefix { $0 != " " })
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        #expect(path.contains("perf-demo-"), "\(line)")
+        #expect(FileManager.default.fileExists(atPath: path + "/perf-events.jsonl"), "kept: \(path)")
+
+        let (removedOut, removedErr, removedStatus) = try CLIFixture.runBinary(["demo", "-o", "s.json"], in: directory)
+        #expect(removedStatus == 0, "stderr: \(removedErr)")
+        #expect(removedOut.contains("Data directory: removed (rerun with --keep"), "\(removedOut)")
     }
 }

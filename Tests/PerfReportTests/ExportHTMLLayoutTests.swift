@@ -77,8 +77,12 @@ import Testing
         let leading = String(step).prefix { $0 != "0" }
         #expect(["1", "2", "5"].contains(leading), "step \(step)")
         for (offset, label) in ticks.dropFirst() {
-            // `+1m 20s` past a minute; otherwise the budgets file's notation, within rounding.
-            let parsed = BudgetQuantity(parsing: String(label.dropFirst()))?.value
+            // `+1m 20s` past a minute; `+200ns` below a microsecond; otherwise the budgets file's
+            // notation, within rounding.
+            let text = String(label.dropFirst())
+            let parsed =
+                text.hasSuffix("ns")
+                ? Double(text.dropLast(2)).map { $0 / 1e6 } : BudgetQuantity(parsing: text)?.value
             #expect(
                 parsed.map { abs($0 * 1e6 - Double(offset)) <= Double(offset) * 0.01 } ?? (offset >= 60_000_000_000))
         }
@@ -96,7 +100,7 @@ import Testing
     }
 
     @Test(arguments: [
-        (0.0, "0ms"), (0.8304, "830µs"), (0.000_5, "0.5µs"), (4.047, "4.05ms"), (12.5, "12.5ms"), (712.5, "712ms"),
+        (0.0, "0ms"), (0.8304, "830µs"), (0.000_5, "500ns"), (0.000_025, "25ns"), (0.001, "1µs"), (4.047, "4.05ms"), (12.5, "12.5ms"), (712.5, "712ms"),
         (999.7, "1s"), (1520, "1.52s"), (605_000, "10m 5s"), (600_000, "10m"), (7_500_000, "2h 5m"), (-3, "-3ms"),
         (1e300, "277777777777h 46m"), (.infinity, "–"),
     ])

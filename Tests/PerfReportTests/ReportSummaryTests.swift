@@ -65,3 +65,101 @@ import Testing
         }
     }
 }
+
+/// Sub-millisecond figures in the summary: readable, never `0.0` for a span that took time.
+@Suite struct ReportSummaryPrecisionTests {
+    @Test(arguments: [
+        (0.0, "0.0"), (1234.56, "1234.6"), (1.0, "1.0"), (0.5, "0.5"), (0.025, "0.025"), (0.000025, "0.000025"),
+        (0.000512, "0.000512"), (0.123456, "0.123"), (0.9999, "1"),
+    ])
+    func millisecondColumnsKeepThreeSignificantDigitsBelowOneMs(ms: Double, text: String) {
+        #expect(ReportSummary.milliseconds(ms) == text)
+    }
+
+    @Test func aNanosecondSpanShowsItsFigures() throws {
+        let report = PerformanceReport(spans: [
+            "tiny": .init(count: 100, maxMs: 0.000031, p50Ms: 0.000025, p95Ms: 0.000025, p99Ms: 0.000031)
+        ])
+        let summary = ReportSummary(report: report, path: "tiny.json")
+        let row = try #require(summary.text.split(separator: "\n").first { $0.hasPrefix("  tiny") })
+        let cells = row.split(separator: " ").map(String.init)
+        #expect(cells == ["tiny", "100", "0.000025", "0.000025", "0.000031", "0.000031", "-", "0"])
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(summary.json.utf8)) as? [String: Any])
+        let span = try #require((object["spans"] as? [[String: Any]])?.first)
+        #expect(span["p50Ms"] as? Double == 0.000025)
+    }
+}
+
+/// What the report knows beyond spans and hangs: hitches, notes and the input's damage.
+@Suite struct ReportSummaryLedgerTests {
+    static func event(_ kind: PerformanceReport.Event.Kind, _ name: String, atMs: Int64) -> PerformanceReport.Event {
+        PerformanceReport.Event(
+            kind: kind, name: name, session: "s1", timestamp: PerformanceReport.Timestamp(unixMs: atMs))
+    }
+
+    @Test func theGoldenSummaryShowsItsDamagedLinesHitchAndNote() throws {
+        let summary = try ReportSummary(contentsOf: ReportFixture.golden)
+        #expect(summary.input.malformedLines == 1 && summary.input.tornTail == 1 && summary.input.unknownKinds == 1)
+        #expect(summary.input.invalidPayloads == 1 && summary.input.diagnosticPayloads == 4)
+        #expect(summary.hitches == [.init(target: "main", count: 1, suppressed: 0, maxMs: 150)])
+        #expect(summary.notes == [.init(name: "socket.reconnect", count: 1, suppressed: 0)])
+        let text = summary.text
+        #expect(text.contains("HITCHES: 1 (0 suppressed), max 150.0 ms\n"), "\(text)")
+        #expect(text.contains("NOTES: 1 (0 more held back by the note floor)\n"), "\(text)")
+        #expect(text.contains("socket.reconnect"))
+        #expect(
+            text.contains(
+                "INPUT: 17 ledger lines (1 malformed, 1 torn tail, 1 of an unknown kind), 4 diagnostic payloads (1 unreadable)"
+            ), "\(text)")
+    }
+
+    @Test func notesSumWhatTheFloorHeldBackAndHitchesCountSuppressedApart() throws {
+        var events: [PerformanceReport.Event] = []
+        for (index, held) in [0, 7, 5].enumerated() {
+            var note = Self.event(.note, "cache.miss", atMs: 1_000 + Int64(index))
+            if held > 0 { note.extra["suppressedCount"] = .int(Int64(held)) }
+            events.append(note)
+        }
+        events.append(Self.event(.note, "socket.reconnect", atMs: 2_000))
+        for (index, ms) in [130.0, 180.5, 400].enumerated() {
+            var hitch = Self.event(.hitch, "main", atMs: 3_000 + Int64(index))
+            hitch.durationMs = ms
+            if ms == 400 { hitch.suppressed = "debugger" }
+            events.append(hitch)
+        }
+        var worker = Self.event(.hitch, "worker", atMs: 4_000)
+        worker.durationMs = 125
+        events.append(worker)
+        let report = PerformanceReport(
+            ledger: .init(events: events, malformedLines: 2), input: .init(ledgerEvents: 20),
+            truncated: .init(ledgerEventsOmitted: 12))
+        let summary = ReportSummary(report: report, path: "r.json")
+        #expect(
+            summary.notes == [
+                .init(name: "cache.miss", count: 3, suppressed: 12), .init(name: "socket.reconnect", count: 1, suppressed: 0),
+            ])
+        #expect(
+            summary.hitches == [
+                .init(target: "main", count: 2, suppressed: 1, maxMs: 180.5),
+                .init(target: "worker", count: 1, suppressed: 0, maxMs: 125),
+            ])
+        let text = summary.text
+        #expect(text.contains("HITCHES: 3 (1 suppressed), max 180.5 ms in the newest 8 of 20 ledger lines"), "\(text)")
+        #expect(text.contains("NOTES: 4 (12 more held back by the note floor) in the newest 8 of 20 ledger lines"))
+        #expect(text.contains("INPUT: 20 ledger lines (2 malformed, 0 torn tail, 0 of an unknown kind)"))
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(summary.json.utf8)) as? [String: Any])
+        let notes = try #require(object["notes"] as? [[String: Any]])
+        #expect(notes.first?["suppressed"] as? Int == 12)
+        let input = try #require(object["input"] as? [String: Any])
+        #expect(input["malformedLines"] as? Int == 2 && input["keptEvents"] as? Int == 8)
+        #expect((object["hitches"] as? [[String: Any]])?.count == 2)
+    }
+
+    @Test func aReportWithoutHitchesOrNotesSaysNone() {
+        let summary = ReportSummary(report: PerformanceReport(), path: "empty.json")
+        #expect(summary.text.contains("HITCHES: 0 (0 suppressed), max 0.0 ms\n"))
+        #expect(summary.text.contains("NOTES: 0 (0 more held back by the note floor)\n"))
+        #expect(summary.text.contains("INPUT: 0 ledger lines"))
+    }
+}

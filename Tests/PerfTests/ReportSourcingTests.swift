@@ -47,6 +47,21 @@ enum SourcingFixture {
             host: .current(), process: ProcessFigures(), spans: spans.mapValues(histogram), hangs: [:])
     }
 
+    /// `snapshot` with a flight-recorder block holding one span per `(name, budgetMs)`, oldest first.
+    static func snapshot(
+        session: String, takenAtMs: Int64, spans: [String: [Double]], intervals: [(String, Double?)]
+    ) -> DiagnosticSnapshot {
+        var snapshot = snapshot(session: session, takenAtMs: takenAtMs, spans: spans)
+        snapshot.intervals = SpanIntervals(
+            capacity: 64, recorded: UInt64(intervals.count), epochUnixMs: takenAtMs - 1_000, threads: [1: "main"],
+            spans: intervals.enumerated().map { index, span in
+                SpanIntervals.Span(
+                    name: span.0, threadID: 1, startNanos: Int64(index) * 1_000_000, durationNanos: 500_000,
+                    budgetMs: span.1)
+            })
+        return snapshot
+    }
+
     /// Writes `lines` as the ledger and `snapshots` as payloads, and reads the built report back.
     static func report(lines: [LedgerEvent], snapshots: [DiagnosticSnapshot]) throws -> PerformanceReport {
         let directory = try TemporaryDirectory("report-sourcing")
@@ -182,6 +197,36 @@ enum SourcingFixture {
         let bounded = try #require(report.spans["db.migrate"])
         #expect(bounded.count == 2 && bounded.orphaned == 2 && bounded.orphanedLowerMs == 900)
         #expect(bounded.histogram?.isEmpty == true, "a bound without durationMs is not a duration")
+    }
+
+    /// A span never over its budget writes no ledger line, but the flight recorder keeps its
+    /// budget: the report takes the newest snapshot's newest one, and a ledger line's wins.
+    @Test func aBudgetNoLedgerLineToldComesFromTheNewestIntervals() throws {
+        let older = F.snapshot(
+            session: F.crashed, takenAtMs: F.t0 + 30_000, spans: ["feed.load": [2, 3]],
+            intervals: [("feed.load", 40), ("feed.load", nil)])
+        let newer = F.snapshot(
+            session: F.survivor, takenAtMs: F.t0 + 60_000, spans: ["feed.load": [4], "api.get": [1]],
+            intervals: [("feed.load", 50), ("feed.load", 80), ("api.get", 250), ("log.flush", nil)])
+        let lines = [F.span("api.get", session: F.survivor, atMs: F.t0 + 61_000, durationMs: 300, budgetMs: 200)]
+        let report = try F.report(lines: lines, snapshots: [older, newer])
+        let feed = try #require(report.spans["feed.load"])
+        #expect(feed.budgetMs == 80, "the newest snapshot's newest span of the name")
+        #expect(feed.sites.isEmpty, "intervals carry no call sites")
+        #expect(feed.overBudget == 0)
+        #expect(report.spans["api.get"]?.budgetMs == 200, "a ledger line's budget wins")
+        #expect(report.spans["log.flush"] == nil, "intervals alone make no span entry")
+    }
+
+    @Test func anIntervalBudgetOfAnOlderSessionStandsWhenNewerSnapshotsLackTheName() throws {
+        let older = F.snapshot(
+            session: F.crashed, takenAtMs: F.t0 + 30_000, spans: ["feed.load": [2]],
+            intervals: [("feed.load", 40)])
+        let newer = F.snapshot(
+            session: F.survivor, takenAtMs: F.t0 + 60_000, spans: ["feed.load": [4]], intervals: [("api.get", 9)])
+        let report = try F.report(lines: [], snapshots: [older, newer])
+        #expect(report.spans["feed.load"]?.budgetMs == 40)
+        #expect(report.spans["feed.load"]?.count == 2)
     }
 
     @Test func pairsPastTheBoundStillCountInTheirNamesFigures() {

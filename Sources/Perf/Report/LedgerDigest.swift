@@ -200,6 +200,8 @@ enum ReportLimits {
 
     static func nanos(ms: Double) -> UInt64 {
         guard ms.isFinite, ms > 0 else { return 0 }
-        return UInt64(min(ms, 1e12) * 1_000_000)
+        // Rounded, not truncated: 1.001 ms is 1000999.99… ns as a double, and the report now
+        // shows nanoseconds.
+        return UInt64((min(ms, 1e12) * 1_000_000).rounded())
     }
 }

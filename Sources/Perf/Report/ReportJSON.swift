@@ -14,8 +14,35 @@ package enum ReportJSON: Sendable, Equatable {
     /// Bytes that are already one valid, compact JSON value (a ledger line, a histogram).
     case raw([UInt8])
 
-    /// A number in milliseconds from nanoseconds, with microsecond resolution.
-    package static func ms(nanos: UInt64) -> ReportJSON { .double((Double(nanos) / 1_000).rounded() / 1_000) }
+    /// A number in milliseconds from nanoseconds, exact to the nanosecond and in plain decimal
+    /// notation: `20`, `100.139`, `0.000025` (25 ns; rounding to microseconds made it 0, and a
+    /// double would print `2.5e-05`). Up to six decimals, trailing zeros dropped.
+    package static func ms(nanos: UInt64) -> ReportJSON {
+        var out: [UInt8] = []
+        writeInteger(nanos / 1_000_000, into: &out)
+        var fraction = nanos % 1_000_000
+        guard fraction > 0 else { return .raw(out) }
+        var digits = 6
+        while fraction % 10 == 0 {
+            fraction /= 10
+            digits -= 1
+        }
+        out.append(UInt8(ascii: "."))
+        var text: [UInt8] = []
+        writeInteger(fraction, into: &text)
+        out.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: digits - text.count))
+        out.append(contentsOf: text)
+        return .raw(out)
+    }
+
+    private static func writeInteger(_ value: UInt64, into out: inout [UInt8]) {
+        let start = out.count
+        var magnitude = value
+        repeat {
+            out.insert(UInt8(ascii: "0") + UInt8(magnitude % 10), at: start)
+            magnitude /= 10
+        } while magnitude > 0
+    }
 
     /// An optional string, `null` when absent.
     package static func optional(_ value: String?) -> ReportJSON { value.map(ReportJSON.string) ?? .null }

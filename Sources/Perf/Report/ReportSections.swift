@@ -9,7 +9,9 @@ enum ReportSections {
     /// (`"source":"ledger"` when no session gave a histogram: only the over-budget and
     /// always-recorded ends, so the percentiles describe the slow tail). `count` and
     /// `overBudget` are sums over the same sessions, so `overBudget` never exceeds `count` for
-    /// honest input.
+    /// honest input. `budgetMs` is the newest ledger line's that had one, else (a span never
+    /// over its budget writes no line) the newest flight-recorder interval's of the name; `sites`
+    /// come from ledger lines only, as nothing else records them.
     static func spans(snapshots: [DiagnosticSnapshot], ledger: [String: LedgerDigest.SpanLines])
         -> [(name: String, count: UInt64, json: ReportJSON)]
     {
@@ -20,6 +22,7 @@ enum ReportSections {
             }
         }
         let names = Set(histograms.keys).union(ledger.keys)
+        let intervalBudgets = intervalBudgets(snapshots)
         return names.map { name in
             let lines = ledger[name]
             let total = lines?.total ?? LedgerDigest.SessionSpanLines()
@@ -31,7 +34,7 @@ enum ReportSections {
             members["count"] = .int(Int64(clamping: count))
             let source: PerformanceReport.Span.Source = fromSnapshots == nil ? .ledger : .histogram
             members["source"] = .string(source.rawValue)
-            members["budgetMs"] = lines?.budgetMs.map(ReportJSON.double) ?? .null
+            members["budgetMs"] = (lines?.budgetMs ?? intervalBudgets[name]).map(ReportJSON.double) ?? .null
             members["overBudget"] = .int(Int64(total.overBudget))
             members["sites"] = .array((lines?.sites ?? []).sorted().map(ReportJSON.string))
             if source == .histogram, let ledgerOnly = lines?.ledgerOnlySessions, ledgerOnly > 0 {
@@ -43,6 +46,19 @@ enum ReportSections {
             }
             return (name, count, .object(members))
         }
+    }
+
+    /// Each span name's budget in the flight-recorder intervals: that of its newest span with
+    /// one, in the newest snapshot (`snapshots` is newest first) holding such a span.
+    static func intervalBudgets(_ snapshots: [DiagnosticSnapshot]) -> [String: Double] {
+        var budgets: [String: Double] = [:]
+        for snapshot in snapshots {
+            // Spans are oldest first: the newest of a name is the last one.
+            for span in (snapshot.intervals?.spans ?? []).reversed() where budgets[span.name] == nil {
+                if let budget = span.budgetMs, budget.isFinite, budget >= 0 { budgets[span.name] = budget }
+            }
+        }
+        return budgets
     }
 
     /// count, sum, min, max, percentiles (milliseconds) and the compact histogram.

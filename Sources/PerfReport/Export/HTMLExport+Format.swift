@@ -3,8 +3,8 @@
 import Perf
 
 extension HTMLExport {
-    /// `830µs`, `12.5ms`, `1.52s`, `10m 5s`: three significant digits, enough to compare at a
-    /// glance (the report keeps the exact figures).
+    /// `25ns`, `830µs`, `12.5ms`, `1.52s`, `10m 5s`: three significant digits, enough to compare
+    /// at a glance (the report keeps the exact figures, to the nanosecond).
     static func duration(ms: Double) -> String {
         guard ms.isFinite else { return "–" }
         let sign = ms < 0 ? "-" : ""
@@ -20,7 +20,8 @@ extension HTMLExport {
         let (value, unit) =
             magnitude >= 999.5
             ? (magnitude / 1000, "s")
-            : magnitude >= 0.9995 || magnitude == 0 ? (magnitude, "ms") : (magnitude * 1000, "µs")
+            : magnitude >= 0.9995 || magnitude == 0
+                ? (magnitude, "ms") : magnitude >= 0.0009995 ? (magnitude * 1000, "µs") : (magnitude * 1_000_000, "ns")
         let decimals = value >= 99.95 ? 0 : value >= 9.995 ? 1 : 2
         var text = String(format: "%.\(decimals)f", value)
         if text.contains(".") {

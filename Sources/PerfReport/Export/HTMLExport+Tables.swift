@@ -161,7 +161,8 @@ extension HTMLExport {
                     (event.exit == .orphaned ? "≥ " : "") + duration(ms: event.durationMs ?? 0),
                     alarm: over || event.kind == .hang),
                 .number(event.budgetMs.map { duration(ms: $0) } ?? "–"), .text(exit), .text(event.session),
-                .text(time(unixNanos: event.timeUnixNanos), nowrap: true), .text(event.site ?? event.culprit ?? "–"),
+                .text(time(unixNanos: event.timeUnixNanos), nowrap: true),
+                .text(event.site ?? event.culprit.map(FunctionName.readable) ?? "–"),
             ]
         }
         table(
@@ -182,7 +183,14 @@ extension HTMLExport {
         } else {
             let culprits = hangs.culprits.sorted { ($1.count, $0.culprit) < ($0.count, $1.culprit) }
             let rows = culprits.prefix(maximumRows).map { culprit -> [Cell] in
-                [.text(culprit.culprit), .number(count(culprit.count)), .number(duration(ms: culprit.maxMs))]
+                // The function as a person writes it; the symbol as recorded on hover.
+                let readable = FunctionName.readable(culprit.culprit)
+                let function = HTMLWriter.escape(HTMLWriter.clipped(readable, HTMLWriter.visibleLimit))
+                let symbol = HTMLWriter.escape(HTMLWriter.clipped(culprit.culprit, HTMLWriter.tooltipLimit))
+                return [
+                    .markup("<span title=\"\(symbol)\">\(function)</span>"), .number(count(culprit.count)),
+                    .number(duration(ms: culprit.maxMs)),
+                ]
             }
             table(["Culprit", "Hangs", "Longest"], rows, total: culprits.count, noun: "more culprit", into: &page)
         }

@@ -213,7 +213,7 @@ extension HTMLExport {
         var text = "\(hang.fatal ? "fatal " : "")\(hang.kind) \(hang.durationMs.map(duration(ms:)) ?? "")"
         text += " on \(hang.name)"
         if let thread = hang.thread { text += ", thread \(thread)" }
-        if let culprit = hang.culprit { text += " · culprit: \(culprit)" }
+        if let culprit = hang.culprit { text += " · culprit: \(FunctionName.readable(culprit))" }
         return text
     }
 }

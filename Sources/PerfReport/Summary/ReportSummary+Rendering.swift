@@ -42,10 +42,13 @@ extension ReportSummary {
             lines.append("  " + pad("CULPRIT", 60) + leftPad("COUNT", 7) + leftPad("MAX ms", 11))
             for culprit in culprits {
                 lines.append(
-                    "  " + pad(culprit.culprit, 60) + leftPad("\(culprit.count)", 7)
+                    "  " + pad(FunctionName.readable(culprit.culprit), 60) + leftPad("\(culprit.count)", 7)
                         + leftPad(format(culprit.maxMs), 11))
             }
         }
+        lines += hitchAndNoteLines
+        lines.append("")
+        lines.append(inputLine)
         lines.append("")
         let counts = [PerformanceReport.Session.Status.active, .terminated, .crashed].map { status in
             "\(sessions.filter { $0.status == status }.count) \(status)"
@@ -60,6 +63,50 @@ extension ReportSummary {
             }
         }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The hitch and note sections (each a header line, and a table when there are any).
+    private var hitchAndNoteLines: [String] {
+        // Both come from the ledger lines the report keeps, which the cap may have cut.
+        let partial =
+            input.keptEvents < input.ledgerEvents
+            ? " in the newest \(input.keptEvents) of \(input.ledgerEvents) ledger lines" : ""
+        var lines = [""]
+        let blamed = hitches.reduce(Int64(0)) { $0 + $1.count }
+        let suppressed = hitches.reduce(Int64(0)) { $0 + $1.suppressed }
+        let longest = hitches.map(\.maxMs).max() ?? 0
+        lines.append("HITCHES: \(blamed) (\(suppressed) suppressed), max \(format(longest)) ms\(partial)")
+        if !hitches.isEmpty {
+            lines.append(
+                "  " + pad("TARGET", 40) + leftPad("COUNT", 7) + leftPad("SUPPRESSED", 12) + leftPad("MAX ms", 11))
+            for hitch in hitches {
+                lines.append(
+                    "  " + pad(hitch.target, 40) + leftPad("\(hitch.count)", 7) + leftPad("\(hitch.suppressed)", 12)
+                        + leftPad(format(hitch.maxMs), 11))
+            }
+        }
+        lines.append("")
+        let noteLines = notes.reduce(Int64(0)) { $0 + $1.count }
+        let heldBack = notes.reduce(Int64(0)) { $0 &+ $1.suppressed }
+        lines.append("NOTES: \(noteLines) (\(heldBack) more held back by the note floor)\(partial)")
+        if !notes.isEmpty {
+            lines.append("  " + pad("NAME", 40) + leftPad("COUNT", 7) + leftPad("HELD BACK", 12))
+            for note in notes {
+                lines.append(
+                    "  " + pad(note.name, 40) + leftPad("\(note.count)", 7) + leftPad("\(note.suppressed)", 12))
+            }
+        }
+        return lines
+    }
+
+    /// `INPUT: 57 ledger lines (1 malformed, 1 torn tail, 1 of an unknown kind), 4 diagnostic
+    /// payloads (1 unreadable)`.
+    private var inputLine: String {
+        func counted(_ value: Int64, _ noun: String) -> String { "\(value) \(noun)" + (value == 1 ? "" : "s") }
+        return "INPUT: " + counted(input.ledgerEvents, "ledger line")
+            + " (\(input.malformedLines) malformed, \(input.tornTail) torn tail, "
+            + "\(input.unknownKinds) of an unknown kind), " + counted(input.diagnosticPayloads, "diagnostic payload")
+            + " (\(input.invalidPayloads) unreadable)"
     }
 
     /// The summary as JSON (`schema` `perf-report-summary`, version 1), keys sorted.
@@ -86,8 +133,28 @@ extension ReportSummary {
                 "maxMs": .double(hangMaxMs),
                 "culprits": .array(
                     culprits.map {
-                        .object(["culprit": .string($0.culprit), "count": .int($0.count), "maxMs": .double($0.maxMs)])
+                        .object([
+                            "culprit": .string($0.culprit), "function": .string(FunctionName.readable($0.culprit)),
+                            "count": .int($0.count), "maxMs": .double($0.maxMs),
+                        ])
                     }),
+            ]),
+            "hitches": .array(
+                hitches.map {
+                    .object([
+                        "target": .string($0.target), "count": .int($0.count), "suppressed": .int($0.suppressed),
+                        "maxMs": .double($0.maxMs),
+                    ])
+                }),
+            "notes": .array(
+                notes.map {
+                    .object(["name": .string($0.name), "count": .int($0.count), "suppressed": .int($0.suppressed)])
+                }),
+            "input": .object([
+                "ledgerEvents": .int(input.ledgerEvents), "keptEvents": .int(input.keptEvents),
+                "malformedLines": .int(input.malformedLines), "tornTail": .int(input.tornTail),
+                "unknownKinds": .int(input.unknownKinds), "diagnosticPayloads": .int(input.diagnosticPayloads),
+                "invalidPayloads": .int(input.invalidPayloads),
             ]),
             "sessions": .array(
                 sessions.map {
@@ -106,9 +173,13 @@ extension ReportSummary {
         return "\(span.orphaned ?? 0) orphaned (\(open))"
     }
 
-    /// A duration in the unit that reads best: `850.0 ms`, `5.2 s`, `12.5 min`, `3.0 h`.
+    /// A duration in the unit that reads best: `25 ns`, `830 µs`, `850.0 ms`, `5.2 s`,
+    /// `12.5 min`, `3.0 h`.
     static func duration(ms: Double) -> String {
         switch ms {
+        case ..<0: String(format: "%.1f ms", ms)
+        case ..<0.001: String(format: "%.0f ns", ms * 1_000_000)
+        case ..<1: String(format: "%.0f µs", ms * 1_000)
         case ..<1_000: String(format: "%.1f ms", ms)
         case ..<120_000: String(format: "%.1f s", ms / 1_000)
         case ..<7_200_000: String(format: "%.1f min", ms / 60_000)
@@ -120,7 +191,20 @@ extension ReportSummary {
         "  " + pad(cells[0], 36) + cells.dropFirst().map { leftPad($0, 11) }.joined()
     }
 
-    private func format(_ ms: Double) -> String { String(format: "%.1f", ms) }
+    private func format(_ ms: Double) -> String { Self.milliseconds(ms) }
+
+    /// A figure of a milliseconds column: one decimal from 1 ms up (and for 0), below that
+    /// three significant digits down to the nanosecond, so a 25 ns span reads `0.000025`, not
+    /// `0.0`: `1234.5`, `0.5`, `0.025`, `0.000512`.
+    static func milliseconds(_ ms: Double) -> String {
+        let magnitude = abs(ms)
+        guard ms.isFinite, magnitude < 1, magnitude >= 0.0000005 else { return String(format: "%.1f", ms) }
+        let decimals = min(6, Int((-log10(magnitude)).rounded(.up)) + 2)
+        var text = String(format: "%.\(decimals)f", ms)
+        while text.hasSuffix("0") { text.removeLast() }
+        if text.hasSuffix(".") { text.removeLast() }
+        return text
+    }
 
     private func pad(_ text: String, _ width: Int) -> String {
         text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count)

@@ -18,7 +18,7 @@ public struct ReportSummary: Sendable, Equatable {
         public var count: Int64
         /// Median, 95th and 99th percentile and maximum, in milliseconds.
         public var p50Ms: Double, p95Ms: Double, p99Ms: Double, maxMs: Double
-        /// The call site's budget, when a ledger line told it.
+        /// The call site's budget, when a ledger line or a flight-recorder interval told it.
         public var budgetMs: Double?
         /// Ledger lines over budget.
         public var overBudget: Int64
@@ -46,6 +46,40 @@ public struct ReportSummary: Sendable, Equatable {
         public var startedAt: String?, endedAt: String?
     }
 
+    /// Hitches (stalls past the hitch threshold, under the hang one) per watchdog target.
+    public struct Hitch: Sendable, Equatable {
+        /// The watchdog target.
+        public var target: String
+        /// Hitches blamed on it (suppressed episodes excluded).
+        public var count: Int64
+        /// Episodes not blamed on it (process stopped, debugger, suspend, starved).
+        public var suppressed: Int64
+        /// The longest blamed one, in milliseconds.
+        public var maxMs: Double
+    }
+
+    /// Notes per name.
+    public struct Note: Sendable, Equatable {
+        /// The note name.
+        public var name: String
+        /// Note lines of the name.
+        public var count: Int64
+        /// Notes of the name the floor held back (the lines' `suppressedCount`, summed).
+        public var suppressed: Int64
+    }
+
+    /// What was read, and what of it could not be: the ledger's counters and the payloads.
+    public struct Input: Sendable, Equatable {
+        /// Valid ledger lines read, and those the report keeps (hitches and notes are counted
+        /// from these: the cap keeps the newest).
+        public var ledgerEvents: Int64, keptEvents: Int64
+        /// Lines that were not ledger events, last lines cut short by a crash, lines of kinds
+        /// the builder did not know.
+        public var malformedLines: Int64, tornTail: Int64, unknownKinds: Int64
+        /// Diagnostic payload files, and those that could not be read.
+        public var diagnosticPayloads: Int64, invalidPayloads: Int64
+    }
+
     /// The report's file, for messages.
     public var path: String
     /// The app line, e.g. `myservice 1.4.0 (build 812)`.
@@ -60,6 +94,12 @@ public struct ReportSummary: Sendable, Equatable {
     public var culprits: [Culprit]
     /// Sessions, newest first.
     public var sessions: [Session]
+    /// Hitches per target, most first, from the ledger lines the report keeps.
+    public var hitches: [Hitch]
+    /// Notes per name, most first, from the ledger lines the report keeps.
+    public var notes: [Note]
+    /// What was read and what could not be.
+    public var input: Input
     /// Whether the cap left something out of the report.
     public var truncated: Bool
 
@@ -101,6 +141,48 @@ public struct ReportSummary: Sendable, Equatable {
                 id: $0.id, status: $0.status, startedAt: $0.startedAt?.description, endedAt: $0.endedAt?.description)
         }
         truncated = report.truncated != nil
+        hitches = Self.hitchRows(report.ledger.events)
+        notes = Self.noteRows(report.ledger.events)
+        let ledger = report.ledger
+        let kept = Int64(ledger.events.count)
+        input = Input(
+            ledgerEvents: max(report.input?.ledgerEvents ?? kept, kept), keptEvents: kept,
+            malformedLines: ledger.malformedLines, tornTail: ledger.tornTail, unknownKinds: ledger.unknownKinds,
+            diagnosticPayloads: report.input?.diagnosticPayloads ?? Int64(report.diagnostics.count),
+            invalidPayloads: report.input?.invalidPayloads ?? 0)
+    }
+
+    /// Hitch lines per target, most first (ties by name).
+    static func hitchRows(_ events: [PerformanceReport.Event]) -> [Hitch] {
+        var byTarget: [String: Hitch] = [:]
+        for event in events where event.kind == .hitch {
+            var hitch = byTarget[event.name, default: Hitch(target: event.name, count: 0, suppressed: 0, maxMs: 0)]
+            if event.suppressed != nil {
+                hitch.suppressed += 1
+            } else {
+                hitch.count += 1
+                let ms = event.durationMs ?? event.stallMs ?? event.lowerMs ?? 0
+                if ms.isFinite { hitch.maxMs = max(hitch.maxMs, ms) }
+            }
+            byTarget[event.name] = hitch
+        }
+        return byTarget.values.sorted {
+            ($0.count + $0.suppressed, $1.target) > ($1.count + $1.suppressed, $0.target)
+        }
+    }
+
+    /// Note lines per name, most first (ties by name), with what the floor held back.
+    static func noteRows(_ events: [PerformanceReport.Event]) -> [Note] {
+        var byName: [String: Note] = [:]
+        for event in events where event.kind == .note {
+            var note = byName[event.name, default: Note(name: event.name, count: 0, suppressed: 0)]
+            note.count += 1
+            if case .int(let held)? = event.extra["suppressedCount"], held > 0 {
+                note.suppressed = note.suppressed.addingReportingOverflow(held).overflow ? .max : note.suppressed + held
+            }
+            byName[event.name] = note
+        }
+        return byName.values.sorted { ($0.count, $1.name) > ($1.count, $0.name) }
     }
 
     /// Whether a span's statistics describe any duration: its histogram holds one, or (a report

@@ -151,11 +151,12 @@ extension PerformanceReport {
         /// `histogram` when some session's snapshot held the name (every call of that session),
         /// `ledger` when only ledger lines did (the slow ones).
         public var source: Source
-        /// The call site's budget, when a ledger line told it.
+        /// The call site's budget, when a ledger line (else a flight-recorder interval) told it.
         public var budgetMs: Double?
         /// Ledger lines over their budget, over the same sessions as `count`.
         public var overBudget: Int64
-        /// Call sites (`Module/File.swift:88`), sorted.
+        /// Call sites (`Module/File.swift:88`) of the ledger lines, sorted; empty when no ledger
+        /// line of the name gave one.
         public var sites: [String]
         /// With a `histogram` source, the sessions that counted from ledger lines only (no
         /// snapshot of theirs held the name); `nil` when none did, and in older reports.
