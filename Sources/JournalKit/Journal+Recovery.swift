@@ -13,8 +13,9 @@ extension Journal {
         /// A segment ended in a partial or corrupt frame (a write cut by a crash, a short
         /// write, or damage); recovery stopped that segment there and dropped the rest of it.
         public var tornTail: Bool
-        /// Entries older than the first surviving one are gone: dropped by rotation, or lost
-        /// in a gap between segment numbers.
+        /// Entries older than the first surviving one are gone: dropped by rotation (including
+        /// segments a journal's reaper unlinked while recovery was reading the directory), or
+        /// lost in a gap between segment numbers.
         public var droppedOlderEntries: Bool
         /// Segment numbers are not consecutive: a segment in the middle is missing.
         public var gapDetected: Bool
@@ -47,6 +48,12 @@ extension Journal {
     /// and stops at its first bad frame. A torn tail, a zero-filled tail or a corrupt frame is
     /// reported through the result, never thrown. A missing directory is an empty journal.
     ///
+    /// The directory may still be changing: a journal's reaper goes on unlinking the segments
+    /// rotation dropped (oldest first) after the journal is gone. A listed segment that has
+    /// vanished by the time it is opened was dropped, and so was everything older: recovery
+    /// returns only the segments after it and reports `droppedOlderEntries`, the same answer it
+    /// gives once the reaper has finished, never a hole in the middle.
+    ///
     /// - Parameter directory: The journal's directory.
     /// - Returns: The entries, headers and what could not be preserved.
     /// - Throws: ``JournalError`` only when an existing segment cannot be read at all
@@ -58,17 +65,39 @@ extension Journal {
     static func recover(directory: URL, syscalls: Syscalls) throws(JournalError) -> Recovery {
         var recovery = Recovery()
         let segments = try SegmentDirectory.list(directory.path)
-        guard let first = segments.first else { return recovery }
-        var expected = first.number
+        // The first segment read, and the previous one, of the run of segments kept.
+        var first: UInt64?
+        var previous: UInt64?
+        // Listed segments that were gone when opened, since the last segment read.
+        var vanished = false
+        // Segments read before a vanished one: dropped, their entries discarded.
+        var droppedWhileReading = false
         for segment in segments {
-            if segment.number != expected { recovery.gapDetected = true }
-            expected = segment.number + 1
-            let buffer = try readWholeFile(segment.path, syscalls: syscalls)
+            guard let buffer = try readWholeFile(segment.path, syscalls: syscalls) else {
+                vanished = true
+                continue
+            }
+            if vanished {
+                // Only the reaper unlinks a segment with newer ones behind it, and it unlinks
+                // oldest first: every older segment is dropped too, whether or not it was still
+                // there to read. Keeping what was read of them would leave a hole where the
+                // vanished segments were.
+                recovery = Recovery()
+                first = nil
+                previous = nil
+                vanished = false
+                droppedWhileReading = true
+            }
+            if let previous, segment.number != previous + 1 { recovery.gapDetected = true }
+            if first == nil { first = segment.number }
+            previous = segment.number
             recovery.segmentCount += 1
             recovery.bytesRead += buffer.count
             scan(buffer, into: &recovery)
         }
-        recovery.droppedOlderEntries = first.number > 1 || recovery.gapDetected
+        // Segments that vanished after the last one read are not drops (rotation drops the
+        // oldest): an unused prepared segment that `close()` deleted, or a journal being removed.
+        recovery.droppedOlderEntries = droppedWhileReading || (first ?? 1) > 1 || recovery.gapDetected
         return recovery
     }
 
@@ -104,11 +133,13 @@ extension Journal {
     }
 
     /// The whole file in one buffer: recovery validates from memory, not through small reads.
-    static func readWholeFile(_ path: String, syscalls: Syscalls) throws(JournalError) -> SegmentBuffer {
+    ///
+    /// - Returns: The bytes, or nil when the file no longer exists (unlinked since it was listed).
+    static func readWholeFile(_ path: String, syscalls: Syscalls) throws(JournalError) -> SegmentBuffer? {
         let descriptor: Int32
         switch syscalls.open(path, flags: O_RDONLY | O_CLOEXEC) {
         case .success(let opened): descriptor = opened
-        case .failure(let failure) where failure.errno == ENOENT: return SegmentBuffer(capacity: 0)
+        case .failure(let failure) where failure.errno == ENOENT: return nil
         case .failure(let failure): throw JournalError.segment(path, errno: failure.errno, action: "open")
         }
         defer { syscalls.close(descriptor) }

@@ -1,5 +1,6 @@
 // Debug-only fault injection for the syscall seam: tests force short writes, ENOSPC, EINTR
-// and failed unlinks on one journal without touching any other.
+// and failed unlinks on one journal without touching any other, and run work between two
+// syscalls to replay a race deterministically.
 #if DEBUG
     import Synchronization
 
@@ -13,6 +14,10 @@
         private struct Plan {
             var errnos: [Operation: [Int32]] = [:]
             var shortWrites: [Int] = []
+            /// Calls of each operation, counted while an interleaving is pending for it.
+            var calls: [Operation: Int] = [:]
+            /// Work to run just before a given call of an operation.
+            var interleavings: [Operation: [(call: Int, action: @Sendable () -> Void)]] = [:]
         }
 
         private let plan = Mutex(Plan())
@@ -33,9 +38,36 @@
             armed.store(true, ordering: .releasing)
         }
 
+        /// Runs `action` just before the `call`-th call of `operation` from now (1 for the next),
+        /// as another thread's work would land between two syscalls: a deterministic stand-in
+        /// for a race, e.g. a reaper unlinking segments while recovery reads them.
+        func interleave(before call: Int, of operation: Operation, _ action: @escaping @Sendable () -> Void) {
+            plan.withLock { plan in
+                let target = plan.calls[operation, default: 0] + call
+                plan.interleavings[operation, default: []].append((target, action))
+            }
+            armed.store(true, ordering: .releasing)
+        }
+
         /// Faults planned but not yet triggered.
         var pendingCount: Int {
-            plan.withLock { $0.shortWrites.count + $0.errnos.values.reduce(0) { $0 + $1.count } }
+            plan.withLock {
+                $0.shortWrites.count + $0.errnos.values.reduce(0) { $0 + $1.count }
+                    + $0.interleavings.values.reduce(0) { $0 + $1.count }
+            }
+        }
+
+        /// Counts a call of `operation` and runs the work planned before it (outside the lock).
+        func runInterleavings(before operation: Operation) {
+            guard armed.load(ordering: .acquiring) else { return }
+            let due = plan.withLock { plan -> [@Sendable () -> Void] in
+                guard let planned = plan.interleavings[operation], !planned.isEmpty else { return [] }
+                let call = plan.calls[operation, default: 0] + 1
+                plan.calls[operation] = call
+                plan.interleavings[operation] = planned.filter { $0.call != call }
+                return planned.filter { $0.call == call }.map { $0.action }
+            }
+            for action in due { action() }
         }
 
         func takeErrno(for operation: Operation) -> Int32? {

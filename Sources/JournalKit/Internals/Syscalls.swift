@@ -40,7 +40,10 @@ struct Syscalls: Sendable {
     /// Runs `body` unless an injected fault for `operation` replaces it.
     @inline(__always)
     private func perform(_ operation: SyscallOperation, _ body: () -> Int) -> Result<Int, SyscallError> {
-        retryingOnInterrupt {
+        #if DEBUG
+            faults?.runInterleavings(before: operation)
+        #endif
+        return retryingOnInterrupt {
             #if DEBUG
                 if let faults, let code = faults.takeErrno(for: operation) {
                     Glibc.errno = code
