@@ -90,12 +90,14 @@ import Testing
             }
             #expect(foreign.isEmpty, "\(context): \(foreign.prefix(4)) is no span the child acknowledged")
 
-            // Every slot holds a span but those whose ticket a thread took without using it yet (a
-            // block of up to 16 per thread; in the first lap they are still empty), those cut by the
-            // kill, and the span a thread had ticked in its histogram but not yet in the ring.
+            // Every slot holds a span but those whose ticket a thread took without using it (the
+            // rest of a block; in the first lap they are still empty), those cut by the kill, and
+            // the span a thread had ticked in its histogram but not yet in the ring.
             let expected = min(Int(count), SpanMemoryChild.ringCapacity)
             #expect(memory.spans.count <= expected, "\(context)")
-            #expect(memory.spans.count >= expected - threads * 17 - memory.tornSlots, "\(context)")
+            // A thread that renews a stale block (after idling past a quarter lap) leaves the rest of
+            // the old one unused too, so holes are not bounded by one block a thread: allow a tenth.
+            #expect(memory.spans.count >= expected * 9 / 10 - memory.tornSlots, "\(context)")
 
             // The span left open is orphaned with how long it was open at least.
             let lines = RecoveryLines.events(for: session)

@@ -113,6 +113,16 @@ public final class SpanMemory: @unchecked Sendable {
         anchorMonotonicNanos: UInt64 = perf_monotonic_ns(), anchorWallNanos: UInt64 = perf_realtime_ns()
     ) throws(SpanMemoryError) -> SpanMemory {
         let sizes = configuration.normalized
+        // Under a file-size limit (`ulimit -f`) below the mapping, fallocate would raise SIGXFSZ in
+        // the host before failing with EFBIG: do not provoke it, say so.
+        var limit = rlimit()
+        if getrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max,
+            limit.rlim_cur < rlim_t(sizes.bytes)
+        {
+            throw SpanMemoryError(
+                path: path, operation: "the file size limit (ulimit -f, \(limit.rlim_cur) bytes) is below its "
+                    + "\(sizes.bytes) bytes", errno: 0)
+        }
         let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw SpanMemoryError(path: path, operation: "open", errno: errno) }
         defer { Glibc.close(fd) }
