@@ -28,7 +28,7 @@ enum ReliabilitySpanMemory {
         var endToEndFailures = 0
     }
 
-    static let ringCapacity = 4096
+    static let ringCapacity = SpanMemoryProtocol.ringCapacity
 
     static func kills(_ kills: Int, seed: UInt64) throws -> ScenarioResult {
         var random = SeededRandom(seed: seed)
@@ -82,20 +82,7 @@ enum ReliabilitySpanMemory {
             ])
     }
 
-    /// `<thread> <index>` as the child acknowledges a span; its budget names it.
-    struct Acknowledgement {
-        var thread: Int
-        var index: Int
-
-        init?(_ line: String) {
-            let parts = line.split(separator: " ")
-            guard parts.count == 2, let thread = Int(parts[0]), let index = Int(parts[1]) else { return nil }
-            self.thread = thread
-            self.index = index
-        }
-
-        var budgetNanos: UInt64 { UInt64(1_000_000 + thread * 100_000 + index) * 1_000_000 }
-    }
+    typealias Acknowledgement = SpanMemoryProtocol.Acknowledgement
 
     /// Recovers the killed session with a session store, as the next start does, and checks it.
     private static func check(directory: URL, threads: Int, acknowledged: [Acknowledgement], tally: inout Tally) {

@@ -9,13 +9,11 @@
 import Foundation
 import Glibc
 import Perf
+import PerfTestSupport
 
 enum SpanMemoryChild {
     static let spanName = "mem.span"
-    static let ringCapacity = 4096
-
-    /// The budget in ms that names span `index` of `thread`.
-    static func budgetMs(thread: Int, index: Int) -> Double { 1_000_000 + Double(thread * 100_000 + index) }
+    static let ringCapacity = SpanMemoryProtocol.ringCapacity
 
     static func run(_ arguments: [String]) -> Int32 {
         guard arguments.count == 2, let threads = Int(arguments[1]), (1...8).contains(threads) else {
@@ -32,7 +30,7 @@ enum SpanMemoryChild {
             Thread.detachNewThread {
                 // Bounded so a test that forgets to kill the child does not leave it running forever.
                 for index in 0..<99_999 {
-                    let span = Perf.begin("mem.span", slowMs: budgetMs(thread: thread, index: index))
+                    let span = Perf.begin("mem.span", slowMs: SpanMemoryProtocol.budgetMs(thread: thread, index: index))
                     span.end()
                     guard acknowledge("\(thread) \(index)\n") else { break }
                 }

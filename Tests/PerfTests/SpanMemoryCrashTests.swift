@@ -10,21 +10,7 @@ import Testing
 @testable import Perf
 
 @Suite struct SpanMemoryCrashTests {
-    /// `perf-test-child span-memory`'s acknowledgements: `<thread> <index>` per ended span.
-    struct Acknowledgement: Hashable {
-        var thread: Int
-        var index: Int
-
-        init?(_ line: String) {
-            let parts = line.split(separator: " ")
-            guard parts.count == 2, let thread = Int(parts[0]), let index = Int(parts[1]) else { return nil }
-            self.thread = thread
-            self.index = index
-        }
-
-        /// The budget the child gave the span (see SpanMemoryChild.budgetMs), in nanoseconds.
-        var budgetNanos: UInt64 { UInt64(1_000_000 + thread * 100_000 + index) * 1_000_000 }
-    }
+    typealias Acknowledgement = SpanMemoryProtocol.Acknowledgement
 
     /// Starts the child, reads `acknowledgements` lines, SIGKILLs it and returns every line it
     /// printed, in the order printed.
@@ -122,7 +108,6 @@ import Testing
     }
 }
 
-/// The child's constants, mirrored (the child is an executable target tests cannot import).
-enum SpanMemoryChild {
-    static let ringCapacity = 4096
-}
+/// The child's constants (the child is an executable target tests cannot import; the values live
+/// in PerfTestSupport, which it shares).
+typealias SpanMemoryChild = SpanMemoryProtocol
