@@ -93,6 +93,8 @@ for entry in "${scenarios[@]}"; do
     tail -n 1 "$results" | grep -q '"pass":true' && verdict=PASS
     tail -n 1 "$results" | grep -q '"status":"SKIPPED"' && verdict=SKIPPED
     echo "== $name: $verdict in ${took} s" >&2
+    # A miss says why in CI's log, not only in the Markdown file left on the runner.
+    [ "$verdict" = MISS ] && tail -n 1 "$results" >&2
 done
 
 "$bin/perf-reliability" report --results "$results" --out "$out" --command "$command"

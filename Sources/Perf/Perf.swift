@@ -135,7 +135,24 @@ enum PerfState {
 
     static func runtime() -> PerfRuntime? { installed.withLock { $0.current } }
 
+    /// One message on stderr with write(2), whatever becomes of it: `FileHandle.write` traps on
+    /// any error, and a stderr that cannot take the line (a full disk, `/dev/full`, a log file
+    /// past `ulimit -f`, a closed descriptor) must not crash the host. CI's log file past the
+    /// writer's 64 KiB `RLIMIT_FSIZE` turned the span-memory warning into SIGILL.
     static func reportToStandardError(_ message: String) {
-        FileHandle.standardError.write(Data((message + "\n").utf8))
+        var bytes = Array((message + "\n").utf8)
+        bytes.withUnsafeMutableBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = write(STDERR_FILENO, buffer.baseAddress! + offset, buffer.count - offset)
+                if written > 0 {
+                    offset += written
+                } else if written < 0 && errno == EINTR {
+                    continue
+                } else {
+                    return
+                }
+            }
+        }
     }
 }

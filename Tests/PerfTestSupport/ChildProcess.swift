@@ -43,11 +43,12 @@ public final class ChildProcess {
     public var reachedEndOfFile: Bool { reachedEOF }
     private var status: Int32?
 
-    /// Spawns `executable` with `arguments`; stderr is inherited unless `quiet` (discarded) or
-    /// `mergeStandardError` (read with stdout). A bare command name (no `/`) is looked up in `PATH`.
+    /// Spawns `executable` with `arguments`; stderr is inherited unless `quiet` (discarded),
+    /// `mergeStandardError` (read with stdout) or `standardErrorPath` (opened for appending). A
+    /// bare command name (no `/`) is looked up in `PATH`.
     public init(
         executable: String, arguments: [String], withStandardInput: Bool = false, quiet: Bool = false,
-        mergeStandardError: Bool = false
+        mergeStandardError: Bool = false, standardErrorPath: String? = nil
     ) throws {
         var output: [Int32] = [0, 0]
         var input: [Int32] = [-1, -1]
@@ -64,6 +65,9 @@ public final class ChildProcess {
         }
         if quiet { posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0) }
         if mergeStandardError { posix_spawn_file_actions_adddup2(&actions, output[1], 2) }
+        if let standardErrorPath {
+            posix_spawn_file_actions_addopen(&actions, 2, standardErrorPath, O_WRONLY | O_APPEND, 0)
+        }
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var child: pid_t = 0
@@ -182,9 +186,10 @@ extension ChildProcess {
     /// Runs `executable` to its end and returns its stdout lines and raw wait status; `timeoutSeconds`
     /// bounds each silence, after which the child is killed.
     public static func run(
-        _ executable: String, _ arguments: [String], timeoutSeconds: Double = 60
+        _ executable: String, _ arguments: [String], timeoutSeconds: Double = 60, standardErrorPath: String? = nil
     ) throws -> (lines: [String], status: Int32) {
-        let child = try ChildProcess(executable: executable, arguments: arguments)
+        let child = try ChildProcess(
+            executable: executable, arguments: arguments, standardErrorPath: standardErrorPath)
         var lines: [String] = []
         while let line = child.readLine(timeoutSeconds: timeoutSeconds) { lines.append(line) }
         if !child.reachedEndOfFile { child.send(SIGKILL) }

@@ -23,4 +23,32 @@ import Testing
         let (events, _) = try LedgerReader(directory: directory.url).readAll()
         #expect(events.contains { $0.kind == .span && $0.name == "reliability.write" })
     }
+
+    /// CI's case: the writer's stderr is a log file already past its limit, so the one warning
+    /// install prints (span memory refused under the limit) fails with EFBIG. Before, that
+    /// warning went through `FileHandle.write`, which traps on any error: SIGILL in the host.
+    @Test func aWarningOnAStderrPastTheLimitDoesNotCrashTheHost() throws {
+        let directory = try TemporaryDirectory("fsize-stderr")
+        defer { directory.remove() }
+        let limit = 16 * 1024
+        let log = directory.url.appendingPathComponent("stderr.log")
+        try Data(repeating: UInt8(ascii: "x"), count: 2 * limit).write(to: log)
+        let (printed, status) = try ChildProcess.run(
+            BuildProducts.testChild,
+            ["reliability", "writer", directory.url.appendingPathComponent("data").path, "fsize=\(limit)",
+             "lines=20", "cap=\(1 << 20)"],
+            standardErrorPath: log.path)
+        #expect(ChildProcess.exitedNormally(status), "\(ChildProcess.describe(status))")
+        #expect(printed.suffix(2) == ["ack 19", "done"])
+    }
+
+    /// A stderr on which every write fails (ENOSPC from `/dev/full`) while install warns about an
+    /// unusable data directory: the host keeps running.
+    @Test func aWarningOnAFullStderrDoesNotCrashTheHost() throws {
+        let (printed, status) = try ChildProcess.run(
+            BuildProducts.testChild, ["reliability", "writer", "/dev/null/not-a-directory", "lines=5"],
+            standardErrorPath: "/dev/full")
+        #expect(ChildProcess.exitedNormally(status), "\(ChildProcess.describe(status))")
+        #expect(printed.suffix(2) == ["ack 4", "done"])
+    }
 }
