@@ -110,6 +110,22 @@ extension PerfGlobalStateTests {
             }
         }
 
+        /// A span never over its budget writes no ledger line; its budget and where it began still
+        /// reach the report, through the snapshot (issue 15: `"budgetMs": null, "sites": []`).
+        @Test func aSpanThatNeverBreachedCarriesItsBudgetAndCallSite() throws {
+            let directory = try TemporaryDirectory("diagnostics")
+            defer { directory.remove() }
+            install(directory)
+            defer { Perf.shutdown() }
+            let line = #line + 1
+            Perf.begin("report.quiet", slowMs: 60_000).end()
+            let report = try PerformanceReport(bytes: try Data(contentsOf: try Perf.prepareReport()).map { $0 }, path: "r")
+            let span = try #require(report.spans["report.quiet"])
+            #expect(span.overBudget == 0 && span.count == 1)
+            #expect(span.budgetMs == 60_000)
+            #expect(span.sites == ["PerfTests/DiagnosticsTests.swift:\(line)"])
+        }
+
         private let notRecordingMessage =
             "no data directory to report on: call Perf.install with recording enabled first"
 

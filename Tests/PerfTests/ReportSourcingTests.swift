@@ -218,6 +218,21 @@ enum SourcingFixture {
         #expect(report.spans["log.flush"] == nil, "intervals alone make no span entry")
     }
 
+    /// A span never over its budget writes no ledger line; the snapshots keep where each name's
+    /// first span of a session began, and the report lists those with its ledger lines' sites.
+    @Test func callSitesOfSpansThatNeverBreachedComeFromTheSnapshots() throws {
+        var older = F.snapshot(session: F.crashed, takenAtMs: F.t0 + 30_000, spans: ["feed.load": [2]])
+        older.spanSites = ["feed.load": ["App/Feed.swift:12"]]
+        var newer = F.snapshot(
+            session: F.survivor, takenAtMs: F.t0 + 60_000, spans: ["feed.load": [4], "api.get": [1]])
+        newer.spanSites = ["feed.load": ["App/Feed.swift:12", "App/Prefetch.swift:40"], "api.get": ["App/API.swift:7"]]
+        var line = F.span("api.get", session: F.survivor, atMs: F.t0 + 61_000, durationMs: 300, budgetMs: 200)
+        line.site = "App/API.swift:9"
+        let report = try F.report(lines: [line], snapshots: [older, newer])
+        #expect(report.spans["feed.load"]?.sites == ["App/Feed.swift:12", "App/Prefetch.swift:40"])
+        #expect(report.spans["api.get"]?.sites == ["App/API.swift:7", "App/API.swift:9"])
+    }
+
     @Test func anIntervalBudgetOfAnOlderSessionStandsWhenNewerSnapshotsLackTheName() throws {
         let older = F.snapshot(
             session: F.crashed, takenAtMs: F.t0 + 30_000, spans: ["feed.load": [2]],

@@ -32,14 +32,18 @@ public struct DiagnosticSnapshot: Sendable, Equatable {
     public var hangs: [String: Perf.Histogram]
     /// The flight recorder's most recent spans, when the process keeps them.
     public var intervals: SpanIntervals?
+    /// Where each span name's first span in the session began (`Module/File.swift:88`), by name:
+    /// the call sites of spans that never went over budget, which write no ledger line.
+    public var spanSites: [String: [String]]
 
     /// Creates a snapshot.
     public init(
         session: String, takenAtMs: Int64, reason: String, app: Perf.AppInfo, host: HostDescription,
         process: ProcessFigures, spans: [String: Perf.Histogram], hangs: [String: Perf.Histogram],
-        intervals: SpanIntervals? = nil
+        intervals: SpanIntervals? = nil, spanSites: [String: [String]] = [:]
     ) {
         self.intervals = intervals
+        self.spanSites = spanSites
         self.session = session
         self.takenAtMs = takenAtMs
         self.reason = reason
@@ -61,6 +65,9 @@ public struct DiagnosticSnapshot: Sendable, Equatable {
             "spans": .object(spans.mapValues { .raw(Array($0.jsonString.utf8)) }),
             "hangs": .object(hangs.mapValues { .raw(Array($0.jsonString.utf8)) }),
         ]
+        if !spanSites.isEmpty {
+            members["spanSites"] = .object(spanSites.mapValues { .array($0.map(ReportJSON.string)) })
+        }
         if let intervals {
             members["intervals"] = intervals.json(
                 session: session, takenAtMs: takenAtMs, spans: intervals.spans.map(SpanIntervals.json))
@@ -174,11 +181,12 @@ public struct HostDescription: Sendable, Equatable, Codable {
 extension DiagnosticSnapshot: Decodable {
     enum CodingKeys: String, CodingKey {
         case schema, schemaVersion, session, takenAtMs, reason, app, host, process, spans, hangs, intervals
+        case spanSites
     }
 
     /// Reads a payload: another schema or a newer major version is rejected, every member but
-    /// `intervals` is required and strictly typed. A damaged `intervals` block costs only itself
-    /// (it reads as `nil`): older payloads have none.
+    /// `intervals` and `spanSites` is required and strictly typed. A damaged `intervals` or
+    /// `spanSites` block costs only itself (it reads as absent): older payloads have neither.
     public init(from decoder: any Decoder) throws {
         let context = decoder.reportContext
         context?.started = true
@@ -202,10 +210,12 @@ extension DiagnosticSnapshot: Decodable {
             spans = [:]
             hangs = [:]
             intervals = nil
+            spanSites = [:]
         } else {
             spans = try container.required(.spans, as: [String: DecodedHistogram].self).mapValues(\.histogram)
             hangs = try container.required(.hangs, as: [String: DecodedHistogram].self).mapValues(\.histogram)
             intervals = try? container.decodeIfPresent(SpanIntervals.self, forKey: .intervals)
+            spanSites = (try? container.decodeIfPresent([String: [String]].self, forKey: .spanSites)) ?? [:]
         }
     }
 }

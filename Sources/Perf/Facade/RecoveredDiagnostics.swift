@@ -23,7 +23,8 @@ enum RecoveredDiagnostics {
         return DiagnosticSnapshot(
             session: recovered.id, takenAtMs: takenAtMs, reason: reason,
             app: Perf.AppInfo(name: info.app.name, version: info.app.version, build: info.app.build),
-            host: .current(), process: ProcessFigures(), spans: memory.histograms, hangs: [:], intervals: intervals)
+            host: .current(), process: ProcessFigures(), spans: memory.histograms, hangs: [:], intervals: intervals,
+            spanSites: memory.sites)
     }
 
     /// Files the payload with its `diagnostic` line. Best effort: a payload that cannot be written

@@ -11,7 +11,8 @@ enum ReportSections {
     /// `overBudget` are sums over the same sessions, so `overBudget` never exceeds `count` for
     /// honest input. `budgetMs` is the newest ledger line's that had one, else (a span never
     /// over its budget writes no line) the newest flight-recorder interval's of the name; `sites`
-    /// come from ledger lines only, as nothing else records them.
+    /// are those of its ledger lines and those the snapshots kept (each name's first span of a
+    /// session), so a span that never breached still names where it began.
     static func spans(snapshots: [DiagnosticSnapshot], ledger: [String: LedgerDigest.SpanLines])
         -> [(name: String, count: UInt64, json: ReportJSON)]
     {
@@ -23,6 +24,10 @@ enum ReportSections {
         }
         let names = Set(histograms.keys).union(ledger.keys)
         let intervalBudgets = intervalBudgets(snapshots)
+        var snapshotSites: [String: Set<String>] = [:]
+        for snapshot in snapshots {
+            for (name, sites) in snapshot.spanSites { snapshotSites[name, default: []].formUnion(sites) }
+        }
         return names.map { name in
             let lines = ledger[name]
             let total = lines?.total ?? LedgerDigest.SessionSpanLines()
@@ -36,7 +41,8 @@ enum ReportSections {
             members["source"] = .string(source.rawValue)
             members["budgetMs"] = (lines?.budgetMs ?? intervalBudgets[name]).map(ReportJSON.double) ?? .null
             members["overBudget"] = .int(Int64(total.overBudget))
-            members["sites"] = .array((lines?.sites ?? []).sorted().map(ReportJSON.string))
+            let sites = (lines?.sites ?? []).union(snapshotSites[name] ?? [])
+            members["sites"] = .array(sites.sorted().prefix(64).map(ReportJSON.string))
             if source == .histogram, let ledgerOnly = lines?.ledgerOnlySessions, ledgerOnly > 0 {
                 members["ledgerOnlySessions"] = .int(Int64(ledgerOnly))
             }

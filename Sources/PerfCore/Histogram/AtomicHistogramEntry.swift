@@ -18,6 +18,8 @@ struct AtomicHistogramEntry: @unchecked Sendable {
     static let stripeCount = Int(PERF_EXCLUSIVE_STRIPES + PERF_SHARED_STRIPES)
     /// Longest name text kept; longer names are cut (at a UTF-8 boundary) in the memory's copy.
     static let maximumNameBytes = 1024
+    /// Longest call site text kept (`Module/File.swift:88`); a longer one is not kept.
+    static let maximumSiteBytes = 512
 
     let raw: UnsafeMutableRawPointer
 
@@ -32,8 +34,10 @@ struct AtomicHistogramEntry: @unchecked Sendable {
     var nameRef: UInt32 { raw.load(fromByteOffset: L.entryRefOffset, as: UInt32.self) }
 
     /// Writes a new entry for the name at `key` into a claimed slot of the memory (slow path:
-    /// once per name), or returns nil when every entry or the arena is used up.
-    static func make(key: UnsafeRawPointer, length: Int, memory: SpanMemory) -> AtomicHistogramEntry? {
+    /// once per name), or returns nil when every entry or the arena is used up. `site`, where the
+    /// name's first span began, is kept beside the name so that a report can name the call site
+    /// of a span that never went over budget (which writes no ledger line).
+    static func make(key: UnsafeRawPointer, length: Int, site: CallSite?, memory: SpanMemory) -> AtomicHistogramEntry? {
         guard let index = memory.claimEntry() else { return nil }
         let raw = memory.entry(index)
         var kept = min(length, maximumNameBytes)
@@ -48,10 +52,29 @@ struct AtomicHistogramEntry: @unchecked Sendable {
         raw.storeBytes(of: UInt32(index + 1), toByteOffset: L.entryRefOffset, as: UInt32.self)
         let nameWord = UInt64(nameRef) | UInt64(kept) << 32
         raw.storeBytes(of: nameWord, toByteOffset: L.entryNameOffset, as: UInt64.self)
+        if let site { store(site: site, in: raw, memory: memory) }
         let check = SpanMemoryLayout.entryCheck(
             nameWord: nameWord, bytes: UnsafeRawBufferPointer(start: copy, count: kept))
         perf_atomic_store_u64_release((raw + L.entryCheckOffset).assumingMemoryBound(to: UInt64.self), check)
         return AtomicHistogramEntry(raw)
+    }
+
+    /// Copies the site's text into the arena with its check word; a site that finds no room (or is
+    /// too long) is left out, the entry is kept.
+    private static func store(site: CallSite, in raw: UnsafeMutableRawPointer, memory: SpanMemory) {
+        var text = site.description
+        text.withUTF8 { bytes in
+            guard bytes.count > 0, bytes.count <= maximumSiteBytes else { return }
+            let siteRef = memory.allocate(bytes: bytes.count)
+            guard siteRef != 0 else { return }
+            let copy = memory.arena + Int(siteRef) * L.refUnit
+            copy.copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+            let siteWord = UInt64(siteRef) | UInt64(bytes.count) << 32
+            raw.storeBytes(of: siteWord, toByteOffset: L.entrySiteOffset, as: UInt64.self)
+            let check = SpanMemoryLayout.entryCheck(
+                nameWord: siteWord, bytes: UnsafeRawBufferPointer(start: copy, count: bytes.count))
+            raw.storeBytes(of: check, toByteOffset: L.entrySiteCheckOffset, as: UInt64.self)
+        }
     }
 
     /// Whether this entry belongs to the name starting at `key` (written before publication).

@@ -29,10 +29,10 @@ struct AtomicHistogramTable: @unchecked Sendable {
         slots.initialize(repeating: nil, count: capacity)
     }
 
-    /// The entry of the name at `key`, created on first sight; nil when the table or the memory
-    /// is full.
+    /// The entry of the name at `key`, created on first sight (with `site`, where its first span
+    /// began); nil when the table or the memory is full.
     @inline(__always)
-    func entry(key: UnsafeRawPointer, length: Int, memory: SpanMemory) -> AtomicHistogramEntry? {
+    func entry(key: UnsafeRawPointer, length: Int, site: CallSite?, memory: SpanMemory) -> AtomicHistogramEntry? {
         // Fibonacci hashing spreads the (aligned, clustered) literal addresses over the table.
         let hash = UInt64(UInt(bitPattern: key)) &* 0x9E37_79B9_7F4A_7C15
         var slot = shift == 64 ? 0 : Int(truncatingIfNeeded: hash >> shift)
@@ -41,7 +41,7 @@ struct AtomicHistogramTable: @unchecked Sendable {
                 let entry = AtomicHistogramEntry(found)
                 if entry.holds(key: key) { return entry }
             } else {
-                switch claim(slot: slot, key: key, length: length, memory: memory) {
+                switch claim(slot: slot, key: key, length: length, site: site, memory: memory) {
                 case .entry(let entry): return entry
                 case .full: return nil
                 case .taken: break
@@ -63,14 +63,14 @@ struct AtomicHistogramTable: @unchecked Sendable {
     /// Slow path: publishes a fresh entry in an empty slot. Under the creation lock, so an entry is
     /// made only for a slot still empty: every slot filled while this thread waited is seen first.
     @inline(never)
-    private func claim(slot: Int, key: UnsafeRawPointer, length: Int, memory: SpanMemory) -> Claim {
+    private func claim(slot: Int, key: UnsafeRawPointer, length: Int, site: CallSite?, memory: SpanMemory) -> Claim {
         creation.mutex.withLock { _ in
             if let winner = perf_atomic_load_ptr_acquire(slots + slot) {
                 // Another thread filled the slot first; it may have been for this very name.
                 let entry = AtomicHistogramEntry(winner)
                 return entry.holds(key: key) ? .entry(entry) : .taken
             }
-            guard let fresh = AtomicHistogramEntry.make(key: key, length: length, memory: memory) else { return .full }
+            guard let fresh = AtomicHistogramEntry.make(key: key, length: length, site: site, memory: memory) else { return .full }
             // Every writer of the slots holds the lock: the CAS cannot fail.
             _ = perf_atomic_cas_ptr(slots + slot, nil, UnsafeRawPointer(fresh.raw))
             return .entry(fresh)

@@ -72,17 +72,18 @@ public final class HistogramRegistry: Sendable {
     /// - Parameters:
     ///   - name: The span name. Its address is the key, so pass the literal itself.
     ///   - nanos: The duration in nanoseconds.
+    ///   - site: Where the span began; kept with the name when this is its first record.
     /// - Returns: The name's reference in the memory (what a flight recorder slot stores so that a
     ///   reader of a crashed process's memory can name the span), or 0 when it has none.
     @discardableResult
-    public func record(_ name: StaticString, nanos: UInt64) -> UInt32 {
+    public func record(_ name: StaticString, nanos: UInt64, site: CallSite? = nil) -> UInt32 {
         guard name.hasPointerRepresentation else {
             // A single-scalar literal has no address to key on; rare enough for the slow path.
             record(name: name.description, nanos: nanos)
             return 0
         }
         let key = UnsafeRawPointer(name.utf8Start)
-        guard let entry = table.entry(key: key, length: name.utf8CodeUnitCount, memory: memory),
+        guard let entry = table.entry(key: key, length: name.utf8CodeUnitCount, site: site, memory: memory),
             entry.record(nanos: nanos, arena: arena, memory: memory)
         else {
             memory.countDroppedRecord()
@@ -93,9 +94,10 @@ public final class HistogramRegistry: Sendable {
 
     /// The name's reference in the memory (its entry made if need be), or 0 when it has none: for
     /// flight recorder slots of spans that end without a histogram tick.
-    public func reference(of name: StaticString) -> UInt32 {
+    public func reference(of name: StaticString, site: CallSite? = nil) -> UInt32 {
         guard name.hasPointerRepresentation,
-            let entry = table.entry(key: UnsafeRawPointer(name.utf8Start), length: name.utf8CodeUnitCount, memory: memory)
+            let entry = table.entry(
+                key: UnsafeRawPointer(name.utf8Start), length: name.utf8CodeUnitCount, site: site, memory: memory)
         else { return 0 }
         return entry.nameRef
     }
@@ -110,6 +112,12 @@ public final class HistogramRegistry: Sendable {
     ///   - nanos: The duration in nanoseconds.
     public func record(name: String, nanos: UInt64) {
         dynamicHistograms.withLock { $0[name, default: LatencyHistogram()].record(nanos: nanos) }
+    }
+
+    /// Where each static name's first span began (`Module/File.swift:88`), by name: the call
+    /// sites of the names in ``snapshot()`` that recorded one (two literals of one text may give two).
+    public func sites() -> [String: [String]] {
+        memory.image.sites()
     }
 
     /// A copy of every histogram, by name.

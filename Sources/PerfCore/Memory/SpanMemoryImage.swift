@@ -152,4 +152,31 @@ struct SpanMemoryImage {
         guard L.entryCheck(nameWord: nameWord, bytes: bytes) == check else { return nil }
         return String(decoding: bytes, as: UTF8.self)
     }
+
+    /// The call site kept with an entry (where its name's first span began), or nil when it has
+    /// none or its check word does not match. Read only for an entry whose name is valid.
+    func site(ofEntry index: Int) -> String? {
+        guard index >= 0, index < entryCount else { return nil }
+        let entry = entriesOffset + index * L.entryBytes
+        guard let check = word(entry + L.entrySiteCheckOffset), check != 0,
+            let siteWord = word(entry + L.entrySiteOffset)
+        else { return nil }
+        let length = Int(siteWord >> 32)
+        guard length > 0, length <= AtomicHistogramEntry.maximumSiteBytes,
+            let start = arenaStart(UInt32(truncatingIfNeeded: siteWord), bytes: length)
+        else { return nil }
+        let bytes = UnsafeRawBufferPointer(start: base + start, count: length)
+        guard L.entryCheck(nameWord: siteWord, bytes: bytes) == check else { return nil }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Every entry's call site, by name (sorted, distinct; names without one are absent).
+    func sites() -> [String: [String]] {
+        var byName: [String: Set<String>] = [:]
+        for index in 0..<entryCount {
+            guard let name = name(ofEntry: index), let site = site(ofEntry: index) else { continue }
+            byName[name, default: []].insert(site)
+        }
+        return byName.mapValues { $0.sorted() }
+    }
 }

@@ -63,6 +63,8 @@ public enum SpanMemoryLayout {
     static let entryNameOffset = 8  // u32 arena offset of the name's bytes, u32 length
     static let entryCheckOffset = 16  // check of the name fields and bytes; 0 while incomplete
     static let entryRefOffset = 24  // u32 the entry's own number plus one (what ring slots store)
+    static let entrySiteOffset = 32  // u32 arena offset of the first end's call site text, u32 length
+    static let entrySiteCheckOffset = 40  // check of the site fields and text; 0 when none
     static let entryStripesOffset = 64  // u32 stripe refs, one per stripe index
     /// Stripe slots per entry.
     public static let stripesPerEntry = 32

@@ -4,6 +4,8 @@
 struct OpenSpan: Sendable {
     let info: OpenSpanInfo
     let name: StaticString
+    /// Where it began (also rendered in `info`), for the name's histogram entry.
+    let site: CallSite
     let startNanos: UInt64
     /// When a `.bounded` span closes as `expired`.
     let expiryDeadline: UInt64?

@@ -39,7 +39,7 @@ extension SpanRecorder {
                 return
             }
             let elapsed = now >= span.startNanos ? now - span.startNanos : 0
-            histograms.record(span.name, nanos: elapsed)
+            histograms.record(span.name, nanos: elapsed, site: span.site)
             close(span, in: &registry, exit: exit, elapsed: elapsed, reason: reason, detail: detail, count: count)
         }
     }
@@ -82,7 +82,7 @@ extension SpanRecorder {
         var expiry: UInt64?
         if case .bounded(let lifetimeNanos) = lifetime { expiry = Self.deadline(start, plus: lifetimeNanos) }
         let overdue = budgetNanos.flatMap { Self.deadline(start, plus: $0) }
-        let span = OpenSpan(info: info, name: name, startNanos: start, expiryDeadline: expiry, overdueDeadline: overdue)
+        let span = OpenSpan(info: info, name: name, site: site, startNanos: start, expiryDeadline: expiry, overdueDeadline: overdue)
         registry.withLock { registry in
             // Emitted and observed before the span is inserted: nothing can end it before its begin.
             pipeline.emit(
@@ -116,7 +116,7 @@ extension SpanRecorder {
     ) {
         registry.withLock { registry in
             guard let span = registry.remove(id: token.id) else { return }
-            histograms.record(token.name, nanos: elapsed)
+            histograms.record(token.name, nanos: elapsed, site: token.site)
             close(span, in: &registry, exit: exit, elapsed: elapsed, reason: reason, detail: detail, count: count)
         }
     }
@@ -167,7 +167,7 @@ extension SpanRecorder {
     ) {
         let info = span.info
         flight?.record(
-            span.name, nameRef: histograms.reference(of: span.name), startNanos: span.startNanos, durationNanos: elapsed, budgetNanos: info.budgetNanos, exit: exit)
+            span.name, nameRef: histograms.reference(of: span.name, site: span.site), startNanos: span.startNanos, durationNanos: elapsed, budgetNanos: info.budgetNanos, exit: exit)
         pipeline.emit(
             .spanEnded(
                 SpanEndRecord(

@@ -108,7 +108,7 @@ public final class SpanRecorder: Sendable {
             endRegistered(token, elapsed: elapsed, exit: exit, reason: reason, detail: detail, count: count)
             return
         }
-        let nameRef = histograms.record(token.name, nanos: elapsed)
+        let nameRef = histograms.record(token.name, nanos: elapsed, site: token.site)
         flight?.record(
             token.name, nameRef: nameRef, startNanos: token.startNanos, durationNanos: elapsed, budgetNanos: token.budgetNanos, exit: exit)
         if elapsed >= token.recordThresholdNanos {
