@@ -88,6 +88,7 @@ import Testing
             try JSONSerialization.jsonObject(with: Data(summary.json.utf8)) as? [String: Any])
         let span = try #require((object["spans"] as? [[String: Any]])?.first)
         #expect(span["p50Ms"] as? Double == 0.000025)
+        #expect(summary.json.contains("\"p50Ms\":0.000025,"), "plain decimal, not 2.5e-05")
     }
 }
 

@@ -12,6 +12,32 @@ import Testing
         return String(decoding: bytes, as: UTF8.self)
     }
 
+    @Test(arguments: [
+        (0.000025, "0.000025"), (-0.000025, "-0.000025"), (1.5e-7, "0.00000015"), (1e-5, "0.00001"),
+        (123.25, "123.25"), (1e21, "1000000000000000000000"), (1.25e17, "125000000000000000"),
+        (Double.leastNonzeroMagnitude, "0." + String(repeating: "0", count: 323) + "5"),
+    ])
+    func doublesAreWrittenInPlainDecimal(_ value: Double, _ text: String) {
+        var bytes: [UInt8] = []
+        LedgerEncoder.appendDouble(value, into: &bytes)
+        #expect(String(decoding: bytes, as: UTF8.self) == text)
+    }
+
+    /// Whatever the magnitude, the plain text reads back as the same double and has no exponent.
+    @Test func plainDecimalsRoundTripForRandomDoubles() {
+        let seed = SeededRandom.makeSeed()
+        var random = SeededRandom(seed: seed)
+        for _ in 0..<5_000 {
+            let exponent = Int(random.next() % 80) - 40
+            let value = Double(random.next() % 1_000_000_007) * pow(10, Double(exponent)) / 997
+            guard value.isFinite else { continue }
+            var bytes: [UInt8] = []
+            LedgerEncoder.appendDouble(value, into: &bytes)
+            let text = String(decoding: bytes, as: UTF8.self)
+            #expect(!text.contains("e") && Double(text) == value, "\(value) → \(text), seed \(seed)")
+        }
+    }
+
     @Test func typicalSpanMatchesTheContractExample() {
         var event = LedgerEvent.sampleSpan(sequence: 200, session: "abc")
         event.timestampMs = LedgerTimestamp.parseISO8601("2026-12-02T13:00:00.123Z")!

@@ -177,11 +177,47 @@ package enum LedgerEncoder {
 
     /// Integral values print without a fraction ("budgetMs":1000); others use Swift's shortest
     /// round-tripping form, which is valid JSON for every finite double.
+    /// Writes a finite double in plain decimal notation with Swift's shortest round-tripping
+    /// digits: `0.000025`, never `2.5e-05` (valid JSON, but a reader of a millisecond figure
+    /// should not meet an exponent, and `jq`/spreadsheets print it as is).
     package static func appendDouble(_ value: Double, into out: inout [UInt8]) {
         if value == value.rounded(), abs(value) < 9_007_199_254_740_992 {
             writeInteger(Int64(value), into: &out)
         } else {
-            out.append(contentsOf: value.description.utf8)
+            appendPlain(value.description, into: &out)
+        }
+    }
+
+    /// `description` without its exponent: the digits moved around the decimal point.
+    static func appendPlain(_ description: String, into out: inout [UInt8]) {
+        let text = Array(description.utf8)
+        guard let e = text.firstIndex(where: { $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }),
+            let exponent = Int(String(decoding: text[(e + 1)...], as: UTF8.self))
+        else {
+            out.append(contentsOf: text)
+            return
+        }
+        var mantissa = text[..<e]
+        if mantissa.first == UInt8(ascii: "-") {
+            out.append(UInt8(ascii: "-"))
+            mantissa = mantissa.dropFirst()
+        }
+        let point = mantissa.firstIndex(of: UInt8(ascii: ".")) ?? mantissa.endIndex
+        var digits = Array(mantissa[..<point]) + Array(mantissa[point...].dropFirst())
+        // Where the decimal point falls in `digits` once the exponent is applied.
+        let position = (point - mantissa.startIndex) + exponent
+        while digits.count > 1, digits.last == UInt8(ascii: "0"), digits.count > position { digits.removeLast() }
+        if position <= 0 {
+            out.append(contentsOf: "0.".utf8)
+            out.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: -position))
+            out.append(contentsOf: digits)
+        } else if position >= digits.count {
+            out.append(contentsOf: digits)
+            out.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: position - digits.count))
+        } else {
+            out.append(contentsOf: digits[..<position])
+            out.append(UInt8(ascii: "."))
+            out.append(contentsOf: digits[position...])
         }
     }
 
