@@ -199,6 +199,12 @@ import Testing
                     .init(name: "Util", path: nil), .init(name: "Core", path: "Lib/core-impl"),
                     .init(name: "Util", path: nil), .init(name: "CoreTests", path: "Checks/Core"),
                 ])
+        // Raw strings read; interpolated, escaped or commented-out ones (comments nest) do not.
+        let literals = #"""
+            .target(name: "A\(suffix)", path: "a"), .target(name: #"B"#, path: "b/"),
+            .target(name: "C", path: "c\"d") /* /* */ .target(name: "Z") */
+            """#
+        #expect(SourceLocator.manifestTargets(literals) == [.init(name: "B", path: "b/"), .init(name: "C", path: nil)])
         let locator = SourceLocator(root: directory.path)
         #expect(locator.path(forFileID: "Core/Engine.swift") == "Lib/core-impl/Deep/Engine.swift")
         #expect(locator.path(forFileID: "Util/Engine.swift") == "Sources/Util/Engine.swift")
