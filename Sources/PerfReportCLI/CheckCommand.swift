@@ -28,7 +28,9 @@ enum CheckCommand {
         (.invalidInput, ExitCode.invalidInput.meaning), (.incompleteData, ExitCode.incompleteData.meaning),
     ]
 
-    static func run(_ parsed: CommandSpec.Parsed, environment: [String: String]) -> CommandResult {
+    static func run(_ parsed: CommandSpec.Parsed, environment: [String: String], currentDirectory: String)
+        -> CommandResult
+    {
         let output = parsed.value("output")
         // The parser demands --budgets and a report.
         guard let budgetsPath = parsed.value("budgets"), let reportPath = parsed.positionals.first else {
@@ -65,6 +67,6 @@ enum CheckCommand {
         }
         return VerdictOutput.render(
             verdict, command: .check, format: parsed.value("format", as: VerdictFormat.self) ?? .text,
-            output: output, environment: environment)
+            output: output, environment: environment, currentDirectory: currentDirectory)
     }
 }

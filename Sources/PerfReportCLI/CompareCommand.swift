@@ -22,7 +22,9 @@ enum CompareCommand {
         ],
         exitCodes: CheckCommand.exitCodes.filter { $0.0 != .incompleteData })
 
-    static func run(_ parsed: CommandSpec.Parsed, environment: [String: String]) -> CommandResult {
+    static func run(_ parsed: CommandSpec.Parsed, environment: [String: String], currentDirectory: String)
+        -> CommandResult
+    {
         let output = parsed.value("output")
         func fail(_ result: CommandResult) -> CommandResult {
             VerdictOutput.failing(result, command: .compare, output: output)
@@ -55,6 +57,6 @@ enum CompareCommand {
         }
         return VerdictOutput.render(
             verdict, command: .compare, format: parsed.value("format", as: VerdictFormat.self) ?? .text,
-            output: output, environment: environment)
+            output: output, environment: environment, currentDirectory: currentDirectory)
     }
 }

@@ -73,10 +73,12 @@ public enum PerfReportCommand {
         run(arguments, environment: ProcessInfo.processInfo.environment, progress: { _ in })
     }
 
-    /// Runs the command with an explicit environment; `progress` receives progress lines for
-    /// long work (the executable writes them to stderr as they come).
+    /// Runs the command with an explicit environment and current directory (the checkout that
+    /// `--format github` resolves call sites in without `GITHUB_WORKSPACE`); `progress` receives
+    /// progress lines for long work (the executable writes them to stderr as they come).
     public static func run(
-        _ arguments: [String], environment: [String: String], progress: (String) -> Void
+        _ arguments: [String], environment: [String: String],
+        currentDirectory: String = FileManager.default.currentDirectoryPath, progress: (String) -> Void
     ) -> CommandResult {
         guard let name = arguments.first else {
             return CommandResult(stderr: "Error: missing subcommand\n\n" + overview, status: .usage)
@@ -95,11 +97,11 @@ public enum PerfReportCommand {
             return execute(subcommand.spec, rest, SummaryCommand.run)
         case .check:
             return execute(subcommand.spec, rest, verdictFor: .check) {
-                CheckCommand.run($0, environment: environment)
+                CheckCommand.run($0, environment: environment, currentDirectory: currentDirectory)
             }
         case .compare:
             return execute(subcommand.spec, rest, verdictFor: .compare) {
-                CompareCommand.run($0, environment: environment)
+                CompareCommand.run($0, environment: environment, currentDirectory: currentDirectory)
             }
         case .export:
             return execute(subcommand.spec, rest, ExportCommand.run)

@@ -50,7 +50,7 @@ enum VerdictOutput {
     static func render(
         _ verdict: BudgetVerdict, command subcommand: PerfReportCommand.Subcommand, format: VerdictFormat,
         output: String?,
-        environment: [String: String]
+        environment: [String: String], currentDirectory: String
     ) -> CommandResult {
         let command = subcommand.rawValue
         var result = CommandResult(status: ExitCode(verdict.outcome))
@@ -59,8 +59,8 @@ enum VerdictOutput {
         case .junit: result.stdout = verdict.junit(command: command)
         case .markdown: result.stdout = verdict.markdown(command: command)
         case .github:
-            let root = environment["GITHUB_WORKSPACE"] ?? FileManager.default.currentDirectoryPath
-            result.stdout = verdict.githubCommands(resolveFile: { sourcePath(forFileID: $0, root: root) })
+            let locator = SourceLocator.forCheckout(environment: environment, currentDirectory: currentDirectory)
+            result.stdout = verdict.githubCommands(resolveFile: locator.path(forFileID:))
             if let summary = environment["GITHUB_STEP_SUMMARY"], !summary.isEmpty,
                 let problem = append(verdict.markdown(command: command), to: summary)
             {
@@ -95,21 +95,5 @@ enum VerdictOutput {
     static func create(_ path: String) -> FileHandle? {
         guard FileManager.default.createFile(atPath: path, contents: nil) else { return nil }
         return FileHandle(forWritingAtPath: path)
-    }
-
-    /// `Module/File.swift` as a path under `root`: `Sources/Module/File.swift`, or the file of
-    /// that name somewhere under `Sources/Module/` (#fileID drops subfolders); nil when not found.
-    static func sourcePath(forFileID fileID: String, root: String) -> String? {
-        let parts = fileID.split(separator: "/", maxSplits: 1).map(String.init)
-        guard parts.count == 2 else { return nil }
-        let folder = "Sources/\(parts[0])"
-        if FileManager.default.fileExists(atPath: root + "/" + folder + "/" + parts[1]) {
-            return folder + "/" + parts[1]
-        }
-        guard let walker = FileManager.default.enumerator(atPath: root + "/" + folder) else { return nil }
-        while let relative = walker.nextObject() as? String {
-            if relative == parts[1] || relative.hasSuffix("/" + parts[1]) { return folder + "/" + relative }
-        }
-        return nil
     }
 }

@@ -14,12 +14,16 @@ enum CLIFixture {
     /// A fresh directory, removed by the caller.
     static func temporaryDirectory() throws -> URL { try TemporaryDirectory("cli").url }
 
-    /// Runs the built binary; returns (stdout, stderr, status).
-    static func runBinary(_ arguments: [String], in directory: URL) throws -> (String, String, Int32) {
+    /// Runs the built binary in `directory`, with `environment` (default: this process's);
+    /// returns (stdout, stderr, status).
+    static func runBinary(_ arguments: [String], in directory: URL, environment: [String: String]? = nil) throws
+        -> (String, String, Int32)
+    {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
         process.currentDirectoryURL = directory
+        if let environment { process.environment = environment }
         let out = Pipe()
         let err = Pipe()
         process.standardOutput = out

@@ -163,9 +163,9 @@ import Testing
         try FileManager.default.createDirectory(
             at: directory.appendingPathComponent("Sources/App/Net"), withIntermediateDirectories: true)
         try CheckFixture.write("", "Sources/App/Net/API.swift", in: directory)
-        #expect(
-            VerdictOutput.sourcePath(forFileID: "App/API.swift", root: directory.path) == "Sources/App/Net/API.swift")
-        #expect(VerdictOutput.sourcePath(forFileID: "App/Gone.swift", root: directory.path) == nil)
+        let locator = SourceLocator(root: directory.path)
+        #expect(locator.path(forFileID: "App/API.swift") == "Sources/App/Net/API.swift")
+        #expect(locator.path(forFileID: "App/Gone.swift") == nil)
     }
 }
 

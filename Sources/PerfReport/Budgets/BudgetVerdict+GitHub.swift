@@ -9,8 +9,10 @@ extension BudgetVerdict {
     /// Workflow commands for stdout, e.g.
     /// `::error file=Sources/API/Get.swift,line=88,title=api.get p95::✘ api.get p95 (error): …`.
     ///
-    /// - Parameter resolveFile: Maps a call site's `Module/File.swift` to a path the repository
-    ///   knows (e.g. `Sources/Module/File.swift`); nil keeps the annotation off the file.
+    /// - Parameter resolveFile: Maps a call site's `#fileID`, `Module/File.swift`, to a path
+    ///   relative to the repository root (e.g. `Sources/module-folder/Sub/File.swift`; perf-report
+    ///   finds it in the checkout); nil keeps the annotation off any file. The default passes the
+    ///   `#fileID` through unchanged.
     public func githubCommands(resolveFile: (String) -> String? = { $0 }) -> String {
         var perLevel: [String: Int] = [:]
         var omitted = 0
