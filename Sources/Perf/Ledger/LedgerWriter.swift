@@ -59,6 +59,9 @@ public final class LedgerWriter: Sendable {
 
     private let directoryPath: String
     private let syscalls: FileSyscalls
+    /// Shared with every other process appending to this directory; nil when it could not be
+    /// mapped (then this writer counts the file's size alone, as a single process may).
+    private let shared: LedgerSharedState?
     private let state: Mutex<State>
     /// Serialises the replacement of the descriptor (rotation, reopen after a failure). Only
     /// appenders that need a new file wait on it; it is held across rename and open, never
@@ -74,9 +77,13 @@ public final class LedgerWriter: Sendable {
     private struct State: ~Copyable {
         /// nil after a failure: the next append reopens.
         var descriptor: LedgerDescriptor?
+        /// Bytes reserved in the file (without shared state; with it, the shared word counts).
         var size: Int
         /// Bumped whenever `descriptor` changes, so two appenders do not both rotate.
         var generation: UInt64
+        /// The shared generation `descriptor` belongs to: when the shared word moves on, another
+        /// process replaced the file and this one reopens the path rather than rotate again.
+        var sharedGeneration: UInt64
         /// Lines lost since the last gap report.
         var pendingDropped: Int
         var closed: Bool
@@ -98,12 +105,33 @@ public final class LedgerWriter: Sendable {
         self.previousPath = directory.appendingPathComponent(LedgerWriter.previousFileName).path
         self.capBytes = max(1, capBytes)
         self.syscalls = syscalls
-        let opened: (LedgerDescriptor, Int)
+        let shared = LedgerSharedState.open(directory: directory.path)
+        self.shared = shared
+        shared?.lock()
+        defer { shared?.unlock() }
+        let opened: OpenedFile
         switch Self.openFile(path: path, syscalls: syscalls) {
         case .success(let value): opened = value
         case .failure(let error): throw error
         }
-        state = Mutex(State(descriptor: opened.0, size: opened.1, generation: 0, pendingDropped: 0, closed: false))
+        let sharedGeneration = shared.map { Self.join($0, opened, replacing: false) } ?? 0
+        state = Mutex(
+            State(
+                descriptor: opened.descriptor, size: opened.size, generation: 0, sharedGeneration: sharedGeneration,
+                pendingDropped: 0, closed: false))
+    }
+
+    /// Makes `opened` the shared current file if the shared state names another (or none, or
+    /// `replacing`: a rotation always starts a generation), and returns its generation. Under the
+    /// shared lock.
+    private static func join(_ shared: LedgerSharedState, _ opened: OpenedFile, replacing: Bool) -> UInt64 {
+        let identity = LedgerSharedState.identity(of: opened.descriptor.fd)
+        if replacing || !shared.isInitialised || identity == nil || shared.identity != identity {
+            shared.adopt(identity ?? .init(device: 0, inode: 0), size: opened.size)
+        } else if opened.newlineAdded {
+            shared.add(1)
+        }
+        return LedgerSharedState.generation(shared.word)
     }
 
     /// Encodes `event` and appends it with one `write(2)`.
@@ -187,12 +215,29 @@ public final class LedgerWriter: Sendable {
                     gapLine = bytes
                 }
             }
-            if state.size + total > capBytes, state.size > 0 {
-                return .replace(generation: state.generation, rotate: true)
+            if let shared {
+                // Room is reserved in the shared word, and only in the generation this descriptor
+                // belongs to: a line is counted against the file it lands in.
+                var word = shared.word
+                while true {
+                    guard LedgerSharedState.generation(word) == state.sharedGeneration else {
+                        return .replace(generation: state.generation, rotate: false)
+                    }
+                    let size = LedgerSharedState.size(word)
+                    if size + total > capBytes, size > 0 {
+                        return .replace(generation: state.generation, rotate: true)
+                    }
+                    if shared.reserve(total, from: word) { break }
+                    word = shared.word
+                }
+            } else {
+                if state.size + total > capBytes, state.size > 0 {
+                    return .replace(generation: state.generation, rotate: true)
+                }
+                state.size += total
             }
             let gapCount = gapLine == nil ? 0 : state.pendingDropped
             state.pendingDropped -= gapCount
-            state.size += total
             return .write(descriptor, gapLine: gapLine, gapCount: gapCount)
         }
     }
@@ -259,8 +304,24 @@ public final class LedgerWriter: Sendable {
     /// appender already did since `expectedGeneration` was read.
     private func replaceDescriptor(expectedGeneration: UInt64, rotate: Bool) -> LedgerError? {
         replacementLock.withLock { _ -> LedgerError? in
-            let stillNeeded = state.withLock { $0.generation == expectedGeneration && !$0.closed }
+            let (stillNeeded, sharedGeneration) = state.withLock {
+                ($0.generation == expectedGeneration && !$0.closed, $0.sharedGeneration)
+            }
             guard stillNeeded else { return nil }
+            shared?.lock()
+            defer { shared?.unlock() }
+            var rotate = rotate
+            if rotate, let shared {
+                // Another process may have rotated since this one found the file full (then the
+                // path already names a fresh file: reopen it), or died between its rename and
+                // recording the new file (then the path names a file the state does not: adopt
+                // it). Rotating again in either case would delete a file of lines.
+                if LedgerSharedState.generation(shared.word) != sharedGeneration
+                    || LedgerSharedState.identity(ofPath: path) != shared.identity
+                {
+                    rotate = false
+                }
+            }
             if rotate {
                 // Renaming over an existing file makes ext4 (auto_da_alloc) flush the renamed
                 // file's data first: ~300 µs measured, against ~100 µs for unlink + rename. The
@@ -285,12 +346,14 @@ public final class LedgerWriter: Sendable {
                     state.generation &+= 1
                 }
                 return error
-            case .success(let (descriptor, size)):
+            case .success(let file):
+                let generation = shared.map { Self.join($0, file, replacing: rotate) } ?? 0
                 let old = state.withLock { state -> LedgerDescriptor? in
                     let old = state.descriptor
-                    state.descriptor = descriptor
-                    state.size = size
+                    state.descriptor = file.descriptor
+                    state.size = file.size
                     state.generation &+= 1
+                    state.sharedGeneration = generation
                     return old
                 }
                 if rotate { rotations.add(1, ordering: .relaxed) }
@@ -301,11 +364,16 @@ public final class LedgerWriter: Sendable {
         }
     }
 
+    /// An opened ledger file: its size, and whether opening it ended a torn line.
+    private struct OpenedFile {
+        let descriptor: LedgerDescriptor
+        let size: Int
+        let newlineAdded: Bool
+    }
+
     /// Opens the file, reads its size, and ends a line torn by an earlier crash with `\n` so
     /// the next line is not glued to it (the fragment then reads as one malformed line).
-    private static func openFile(path: String, syscalls: FileSyscalls) -> Result<
-        (LedgerDescriptor, Int), LedgerError
-    > {
+    private static func openFile(path: String, syscalls: FileSyscalls) -> Result<OpenedFile, LedgerError> {
         let flags = O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC
         switch syscalls.open(path, flags: flags, mode: 0o600) {
         case .failure(let errno):
@@ -313,14 +381,16 @@ public final class LedgerWriter: Sendable {
         case .success(let fd):
             let descriptor = LedgerDescriptor(fd: Int32(fd), syscalls: syscalls)
             var size = syscalls.fstat(descriptor.fd)?.size ?? 0
+            var added = false
             if size > 0, let last = lastByte(path: path, size: size, syscalls: syscalls), last != UInt8(ascii: "\n")
             {
                 let newline: [UInt8] = [UInt8(ascii: "\n")]
                 if case .success(1) = newline.withUnsafeBytes({ syscalls.write(descriptor.fd, $0) }) {
                     size += 1
+                    added = true
                 }
             }
-            return .success((descriptor, size))
+            return .success(OpenedFile(descriptor: descriptor, size: size, newlineAdded: added))
         }
     }
 

@@ -1,0 +1,174 @@
+// What every process appending to one data directory's ledger shares: which file is current, how
+// many bytes are spoken for in it, and a lock for replacing it. One small file, mapped shared.
+import CPerfShims
+import Glibc
+
+/// The ledger's cross-process state: `perf-events.state` in the data directory, 4 KiB, mapped
+/// `MAP_SHARED` by every writer.
+///
+/// Several processes share a data directory whenever two copies of one program run as one user
+/// (the default directory is per app): parallel command-line runs, prefork workers, a deploy's
+/// overlap. Each writer used to count the file's size in its own memory and rotate by itself, so
+/// after another process rotated it kept appending to `.prev` (overfilling it) and the next
+/// rotation deleted those lines. Here the size is one shared word, reserved with a
+/// compare-and-swap, and rotation happens under `flock` on this file.
+///
+/// The reservation word packs the file's generation (24 bits, bumped whenever the current file is
+/// replaced) with the bytes reserved in it (40 bits). A writer reserves room only in the
+/// generation its descriptor belongs to, so a line is always counted against the file it lands
+/// in, and a writer whose generation is stale reopens the path instead of rotating again.
+///
+/// Layout (little-endian): magic `PERFLED1` at 0, version (1) at 8, the reservation word alone
+/// on the cache line at 64, the current file's device and inode at 128 and 136. A file with
+/// another magic or version is reinitialised (under the lock) from the ledger file itself.
+final class LedgerSharedState: @unchecked Sendable {
+    // @unchecked: `base` is a shared mapping touched only through the C atomics, or under flock.
+    /// The file's name inside the data directory.
+    static let fileName = "perf-events.state"
+    static let byteCount = 4096
+    static let magic: UInt64 = 0x3144_454C_4652_4550  // "PERFLED1"
+    static let version: UInt64 = 1
+    static let magicOffset = 0
+    static let versionOffset = 8
+    static let wordOffset = 64
+    static let deviceOffset = 128
+    static let inodeOffset = 136
+    static let sizeBits: UInt64 = 40
+    static let sizeMask: UInt64 = (1 << sizeBits) - 1
+
+    /// A file's identity: what `stat` of the path and `fstat` of a descriptor are compared by.
+    struct Identity: Equatable {
+        var device: UInt64
+        var inode: UInt64
+    }
+
+    private let fd: Int32
+    private let base: UnsafeMutableRawPointer
+
+    private init(fd: Int32, base: UnsafeMutableRawPointer) {
+        self.fd = fd
+        self.base = base
+    }
+
+    deinit {
+        munmap(base, Self.byteCount)
+        Glibc.close(fd)
+    }
+
+    /// Opens (or creates) the state file in `directory` and maps it; nil when that cannot be done
+    /// (then the writer counts its file's size alone, as a single process may).
+    ///
+    /// The file's bytes are written (zeros) before it is mapped, so its block exists: a store to a
+    /// page of a sparse file on a full disk would raise SIGBUS in the host. (Written, not
+    /// `fallocate`d: not every filesystem a data directory may sit on implements that.)
+    static func open(directory: String) -> LedgerSharedState? {
+        // Under a file-size limit (`ulimit -f`) below the file, fallocate would raise SIGXFSZ.
+        var limit = rlimit()
+        if getrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max,
+            limit.rlim_cur < rlim_t(byteCount)
+        {
+            return nil
+        }
+        let path = directory + "/" + fileName
+        let fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else { return nil }
+        // Under the lock: another process filling a fresh file must not zero a state already set.
+        while flock(fd, LOCK_EX) != 0 && errno == EINTR {}
+        defer { while flock(fd, LOCK_UN) != 0 && errno == EINTR {} }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
+            info.st_size >= byteCount || writeZeros(fd)
+        else {
+            Glibc.close(fd)
+            return nil
+        }
+        guard let mapped = mmap(nil, byteCount, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), mapped != MAP_FAILED
+        else {
+            Glibc.close(fd)
+            return nil
+        }
+        return LedgerSharedState(fd: fd, base: mapped)
+    }
+
+    private static func writeZeros(_ fd: Int32) -> Bool {
+        let zeros = [UInt8](repeating: 0, count: byteCount)
+        var offset = 0
+        while offset < byteCount {
+            let written = zeros.withUnsafeBytes { pwrite(fd, $0.baseAddress! + offset, byteCount - offset, off_t(offset)) }
+            if written > 0 {
+                offset += written
+            } else if written < 0 && errno == EINTR {
+                continue
+            } else {
+                return false
+            }
+        }
+        return true
+    }
+
+    /// Takes the cross-process lock (blocking; only writers replacing the file take it).
+    func lock() {
+        while flock(fd, LOCK_EX) != 0 && errno == EINTR {}
+    }
+
+    func unlock() {
+        while flock(fd, LOCK_UN) != 0 && errno == EINTR {}
+    }
+
+    private func pointer(_ offset: Int) -> UnsafeMutablePointer<UInt64> {
+        (base + offset).assumingMemoryBound(to: UInt64.self)
+    }
+
+    /// Whether the file holds this version's state (checked under the lock).
+    var isInitialised: Bool {
+        perf_atomic_load_u64_acquire(pointer(Self.magicOffset)) == Self.magic
+            && perf_atomic_load_u64(pointer(Self.versionOffset)) == Self.version
+    }
+
+    /// The reservation word: generation and reserved bytes.
+    var word: UInt64 { perf_atomic_load_u64_acquire(pointer(Self.wordOffset)) }
+
+    static func generation(_ word: UInt64) -> UInt64 { word >> sizeBits }
+    static func size(_ word: UInt64) -> Int { Int(word & sizeMask) }
+
+    /// Reserves `bytes` in the current file if `word` is still the word (a CAS).
+    func reserve(_ bytes: Int, from word: UInt64) -> Bool {
+        perf_atomic_cas_u64(pointer(Self.wordOffset), word, word &+ UInt64(bytes)) != 0
+    }
+
+    /// Adds bytes written outside a reservation (the newline that ends a torn line at open).
+    func add(_ bytes: Int) {
+        _ = perf_atomic_add_u64(pointer(Self.wordOffset), UInt64(bytes))
+    }
+
+    /// The current file's identity as last recorded (under the lock).
+    var identity: Identity {
+        Identity(device: perf_atomic_load_u64(pointer(Self.deviceOffset)), inode: perf_atomic_load_u64(pointer(Self.inodeOffset)))
+    }
+
+    /// Records a new current file (under the lock): its identity, its size, the next generation.
+    func adopt(_ identity: Identity, size: Int) {
+        let next = (Self.generation(word) &+ 1) & ((1 << (64 - Self.sizeBits)) - 1)
+        perf_atomic_store_u64(pointer(Self.deviceOffset), identity.device)
+        perf_atomic_store_u64(pointer(Self.inodeOffset), identity.inode)
+        perf_atomic_store_u64_release(pointer(Self.wordOffset), next << Self.sizeBits | UInt64(size) & Self.sizeMask)
+        if !isInitialised {
+            perf_atomic_store_u64(pointer(Self.versionOffset), Self.version)
+            perf_atomic_store_u64_release(pointer(Self.magicOffset), Self.magic)
+        }
+    }
+
+    /// The identity of the open file `fd`.
+    static func identity(of fd: Int32) -> Identity? {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return nil }
+        return Identity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+    }
+
+    /// The identity of the file `path` names now, nil when it names none.
+    static func identity(ofPath path: String) -> Identity? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return Identity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+    }
+}
