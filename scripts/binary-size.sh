@@ -32,8 +32,8 @@ Perf.install(Perf.Configuration(recording: .disabled))
 let queue = DispatchQueue(label: "probe")
 let watchdog = Perf.HangWatchdog(monitoring: .queue(queue))
 watchdog.start()
-let span = Perf.begin("probe.work", slowMs: 100)
-queue.sync { span.end() }
+var span: Perf.Span? = Perf.begin("probe.work", slowMs: 100)   // moved into the closure: a Span is ~Copyable
+queue.sync { span.take()?.end() }
 watchdog.stop()
 Perf.shutdown()
 SWIFT

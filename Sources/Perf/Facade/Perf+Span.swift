@@ -7,20 +7,29 @@ extension Perf {
     ///
     /// Under budget, `end()` ticks the span's histogram and stores nothing else; over budget (or
     /// with `slowMs: nil`) it appends one line to the ledger before it returns.
-    public struct Span: Sendable {
+    ///
+    /// A span is `~Copyable` and both `end` methods are `consuming`, so a span that could be ended
+    /// twice does not compile: a second `end()`, or ending a copy, is the compiler's
+    /// `'span' consumed more than once`. Costs nothing at run time: the check is the compiler's.
+    /// To end a span later or elsewhere, move it: pass it as a `consuming` parameter, or keep it in
+    /// a `var` Optional and end it with `span.take()?.end()` (a second `take()` finds `nil`). That
+    /// Optional is also the idiom for `defer { span.take()?.end() }`, since a `defer` cannot
+    /// consume a local; `Perf.measure` ends its span however the closure leaves.
+    public struct Span: ~Copyable, Sendable {
         @usableFromInline let token: SpanToken?
 
         @inlinable
         init(token: SpanToken?) { self.token = token }
 
-        /// Ends the span successfully.
+        /// Ends the span successfully; the span is consumed.
         @inlinable
-        public func end() {
+        public consuming func end() {
             guard let token, let recorder = PerfState.recorderSlot.load(ordering: .acquiring) else { return }
             recorder._withUnsafeGuaranteedRef { $0.end(token) }
         }
 
-        /// Ends the span with any combination of exit, detail, count and reason.
+        /// Ends the span with any combination of exit, detail, count and reason; the span is
+        /// consumed.
         ///
         /// - Parameters:
         ///   - exit: How the span ended (`.success` by default; `.failure`, `.cancelled`, …).
@@ -28,7 +37,7 @@ extension Perf {
         ///     other string is cut to 128 bytes). Kept only when the span is recorded.
         ///   - count: How many items the span handled.
         ///   - reason: A short, content-free reason for a non-success exit (an error type name).
-        public func end(exit: Exit = .success, detail: String? = nil, count: Int? = nil, reason: String? = nil) {
+        public consuming func end(exit: Exit = .success, detail: String? = nil, count: Int? = nil, reason: String? = nil) {
             guard let token, let recorder = PerfState.recorderSlot.load(ordering: .acquiring) else { return }
             recorder._withUnsafeGuaranteedRef { $0.end(token, exit: exit, reason: reason, detail: detail, count: count) }
         }
@@ -49,7 +58,7 @@ extension Perf {
     ///   - name: A static name such as `"api.get"`; spans of one name share a histogram.
     ///   - slowMs: The budget in milliseconds; a longer span is written to the ledger. `nil`
     ///     records every time.
-    /// - Returns: The span to end. Before `install` it is inert and `end()` does nothing.
+    /// - Returns: The span to end, once. Before `install` it is inert and `end()` does nothing.
     @inlinable
     public static func begin(
         _ name: StaticString, slowMs: Double?, fileID: StaticString = #fileID, line: UInt = #line

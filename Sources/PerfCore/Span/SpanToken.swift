@@ -4,7 +4,9 @@
 ///
 /// A plain value with no class references, so creating, copying and passing it costs no
 /// allocation and no reference counting. Ending a token twice is harmless for registered spans
-/// (the second end finds nothing open) and records the span twice for scoped ones.
+/// (the second end finds nothing open) and records the span twice for scoped ones: the recorder
+/// keeps no per-span state on that path. `Perf.Span`, which wraps a token, is `~Copyable` with a
+/// consuming `end()`, so through the `Perf` facade a second end does not compile.
 public struct SpanToken: Sendable {
     /// The span's name.
     public let name: StaticString
