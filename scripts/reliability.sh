@@ -53,6 +53,7 @@ scenarios=(
     "ledger-kill 600 120"
     "crash-story 600 120"
     "span-memory-kill 300 90"
+    "shared-directory 600 120"
     "disk-fsize 120 60"
     "disk-tmpfs 120 60"
     "disk-deleted 120 60"

@@ -1,5 +1,6 @@
 // The `ledger` group: an over-budget span's line (encode + write) beside a raw write(2) of the
-// same bytes, the encoder alone, two contended writers, and what rotation costs an append.
+// same bytes, the encoder alone, two contended writers, what rotation costs an append, and one
+// and four processes appending to one directory (LedgerSharedBenchmarks).
 import CPerfShims
 import Foundation
 import Glibc
@@ -13,6 +14,7 @@ enum LedgerBenchmarks {
         try appendVersusRawWrite(context, scratch: scratch + "/single")
         try contended(context, scratch: scratch + "/contended")
         try rotation(context, scratch: scratch + "/rotation")
+        try LedgerShared.run(context, scratch: scratch + "/processes")
     }
 
     /// A typical over-budget span: what `Perf.Span.end()` hands the writer.
@@ -66,7 +68,7 @@ enum LedgerBenchmarks {
         return try LedgerWriter(directory: URL(fileURLWithPath: path), capBytes: capBytes)
     }
 
-    private static func latencies(_ count: Int, _ body: () -> Void) -> [Double] {
+    static func latencies(_ count: Int, _ body: () -> Void) -> [Double] {
         for _ in 0..<min(100, count) { body() }
         var samples = [Double](repeating: 0, count: count)
         for index in 0..<count {

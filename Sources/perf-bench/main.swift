@@ -6,6 +6,10 @@ import Foundation
 if CommandLine.arguments.count > 1, CommandLine.arguments[1] == SpanMemoryRSS.childCommand {
     SpanMemoryRSS.child(Array(CommandLine.arguments.dropFirst(2)))
 }
+// Hidden: a child process of the ledger group's rows with several processes on one directory.
+if CommandLine.arguments.count > 1, CommandLine.arguments[1] == LedgerShared.childCommand {
+    LedgerShared.child(Array(CommandLine.arguments.dropFirst(2)))
+}
 
 let groups: [BenchGroup] = [
     JournalBenchmarks.group,

@@ -47,6 +47,7 @@ enum Reliability {
         Scenario(name: "span-memory-kill") {
             try ReliabilitySpanMemory.kills($0.pick(full: 500, quick: 50), seed: $0.seed)
         },
+        Scenario(name: "shared-directory") { try ReliabilitySharedDirectory.run(runs: $0.pick(full: 10, quick: 2)) },
         Scenario(name: "disk-fsize") { _ in try ReliabilityDiskFaults.fileSizeLimit() },
         Scenario(name: "disk-tmpfs") { _ in try ReliabilityDiskFaults.tinyFilesystem() },
         Scenario(name: "disk-deleted") { _ in try ReliabilityDiskFaults.directoryDeleted() },

@@ -1,8 +1,9 @@
 // `perf-test-child reliability <mode> …`: the programs the reliability scenarios disturb. They
 // use Perf only through its public facade, as a service would.
-//   writer <dir> [cap=<bytes>] [fsize=<bytes>] [lines=<n>] [pauseMs=<ms>]
+//   writer <dir> [cap=<bytes>] [fsize=<bytes>] [lines=<n>] [pauseMs=<ms>] [acks=0]
 //       ends over-budget spans (`count` = sequence) and prints "ack <n>" after each `end()`
-//       returned; stops after <n> lines or at stdin EOF, then shuts Perf down and prints "done".
+//       returned (not with `acks=0`), after a first line "session <id>"; stops after <n> lines or
+//       at stdin EOF, then shuts Perf down and prints "done".
 //       `fsize=` sets RLIMIT_FSIZE (what `ulimit -f` sets) on itself before installing, with
 //       SIGXFSZ at its default action and unblocked.
 //   crash-story <dir>
@@ -71,11 +72,13 @@ enum ReliabilityChild {
         }
         var pause = timespec(tv_sec: 0, tv_nsec: (options["pauseMs"] ?? 0) * 1_000_000)
         var sequence = 0
+        let acks = options["acks"] != 0
+        WatchdogCrashChild.emit("session \(Perf.sessionID ?? "-")")
         while sequence < lines, !stopRequested.load(ordering: .acquiring) {
             let span = Perf.begin("reliability.write", slowMs: 0)
             span.end(detail: "/v1/items", count: sequence)
             // Unbuffered: an acknowledgement the parent reads is never ahead of the file.
-            WatchdogCrashChild.emit("ack \(sequence)")
+            if acks { WatchdogCrashChild.emit("ack \(sequence)") }
             sequence += 1
             if pause.tv_nsec > 0 { nanosleep(&pause, nil) }
         }

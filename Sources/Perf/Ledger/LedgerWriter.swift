@@ -121,19 +121,6 @@ public final class LedgerWriter: Sendable {
                 pendingDropped: 0, closed: false))
     }
 
-    /// Makes `opened` the shared current file if the shared state names another (or none, or
-    /// `replacing`: a rotation always starts a generation), and returns its generation. Under the
-    /// shared lock.
-    private static func join(_ shared: LedgerSharedState, _ opened: OpenedFile, replacing: Bool) -> UInt64 {
-        let identity = LedgerSharedState.identity(of: opened.descriptor.fd)
-        if replacing || !shared.isInitialised || identity == nil || shared.identity != identity {
-            shared.adopt(identity ?? .init(device: 0, inode: 0), size: opened.size)
-        } else if opened.newlineAdded {
-            shared.add(1)
-        }
-        return LedgerSharedState.generation(shared.word)
-    }
-
     /// Encodes `event` and appends it with one `write(2)`.
     ///
     /// When this returns, the line is in the kernel's page cache and survives the process
@@ -161,8 +148,8 @@ public final class LedgerWriter: Sendable {
                     recordDrop(1)
                     throw error
                 }
-            case .write(let descriptor, let gapLine, let gapCount):
-                try write(line, after: gapLine, gapCount: gapCount, to: descriptor)
+            case .write(let descriptor, let gapLine, let gapCount, let generation):
+                try write(line, after: gapLine, gapCount: gapCount, to: descriptor, reservedIn: generation)
                 return
             }
         }
@@ -190,7 +177,8 @@ public final class LedgerWriter: Sendable {
     private enum Reservation {
         case closed
         case replace(generation: UInt64, rotate: Bool)
-        case write(LedgerDescriptor, gapLine: [UInt8]?, gapCount: Int)
+        /// `generation`: the shared generation the room was reserved in.
+        case write(LedgerDescriptor, gapLine: [UInt8]?, gapCount: Int, generation: UInt64)
     }
 
     /// Claims room for the line in the current file under the state lock: no syscall here.
@@ -238,12 +226,13 @@ public final class LedgerWriter: Sendable {
             }
             let gapCount = gapLine == nil ? 0 : state.pendingDropped
             state.pendingDropped -= gapCount
-            return .write(descriptor, gapLine: gapLine, gapCount: gapCount)
+            return .write(descriptor, gapLine: gapLine, gapCount: gapCount, generation: state.sharedGeneration)
         }
     }
 
     private func write(
-        _ line: [UInt8], after gapLine: [UInt8]?, gapCount: Int, to descriptor: LedgerDescriptor
+        _ line: [UInt8], after gapLine: [UInt8]?, gapCount: Int, to descriptor: LedgerDescriptor,
+        reservedIn generation: UInt64
     ) throws(LedgerError) {
         let bytes = gapLine.map { $0 + line } ?? line
         let result = bytes.withUnsafeBytes { syscalls.write(descriptor.fd, $0) }
@@ -253,6 +242,11 @@ public final class LedgerWriter: Sendable {
             linesWritten.add(lines, ordering: .relaxed)
             bytesWritten.add(written, ordering: .relaxed)
             if gapLine != nil { gapReports.add(1, ordering: .relaxed) }
+            if let shared, LedgerSharedState.generation(shared.word) &- generation >= 2 {
+                // Two rotations between this line's reservation and its write (a writer descheduled
+                // that long): its file may already be deleted. Then the line is lost; say so.
+                if let info = syscalls.fstat(descriptor.fd), info.links == 0 { recordDrop(lines) }
+            }
             let total = descriptor.linesWritten.add(lines, ordering: .relaxed).newValue
             if total / LedgerWriter.deletionCheckInterval != (total - lines) / LedgerWriter.deletionCheckInterval {
                 checkStillLinked(descriptor, linesSoFar: total)
@@ -362,44 +356,6 @@ public final class LedgerWriter: Sendable {
                 return nil
             }
         }
-    }
-
-    /// An opened ledger file: its size, and whether opening it ended a torn line.
-    private struct OpenedFile {
-        let descriptor: LedgerDescriptor
-        let size: Int
-        let newlineAdded: Bool
-    }
-
-    /// Opens the file, reads its size, and ends a line torn by an earlier crash with `\n` so
-    /// the next line is not glued to it (the fragment then reads as one malformed line).
-    private static func openFile(path: String, syscalls: FileSyscalls) -> Result<OpenedFile, LedgerError> {
-        let flags = O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC
-        switch syscalls.open(path, flags: flags, mode: 0o600) {
-        case .failure(let errno):
-            return .failure(.open(path: path, errno: errno))
-        case .success(let fd):
-            let descriptor = LedgerDescriptor(fd: Int32(fd), syscalls: syscalls)
-            var size = syscalls.fstat(descriptor.fd)?.size ?? 0
-            var added = false
-            if size > 0, let last = lastByte(path: path, size: size, syscalls: syscalls), last != UInt8(ascii: "\n")
-            {
-                let newline: [UInt8] = [UInt8(ascii: "\n")]
-                if case .success(1) = newline.withUnsafeBytes({ syscalls.write(descriptor.fd, $0) }) {
-                    size += 1
-                    added = true
-                }
-            }
-            return .success(OpenedFile(descriptor: descriptor, size: size, newlineAdded: added))
-        }
-    }
-
-    /// The append-only descriptor cannot read, so the last byte comes through a read-only one.
-    private static func lastByte(path: String, size: Int, syscalls: FileSyscalls) -> UInt8? {
-        guard case .success(let opened) = syscalls.openForReading(path) else { return nil }
-        let fd = Int32(opened)
-        defer { syscalls.close(fd) }
-        return syscalls.lastByte(fd, size: size)
     }
 
     /// A line buffer with capacity from earlier appends: the steady state allocates nothing.
