@@ -21,6 +21,7 @@ int perf_tgkill(int32_t tgid, int32_t tid, int sig) { return (int)syscall(SYS_tg
 // living thread owns that exclusive index; a thread-exit destructor clears it with release order,
 // and the next claimer's acquire makes the old owner's plain stores visible before its own.
 #include <pthread.h>
+#include <sys/prctl.h>
 
 __thread uint32_t perf_stripe_index_plus_one;
 
@@ -42,7 +43,31 @@ static void release_stripe(void *value) {
 
 static void make_stripe_key(void) { (void)pthread_key_create(&stripe_key, release_stripe); }
 
-uint32_t perf_thread_stripe_assign(void) {
+// libdispatch's (`DISPATCH_CURRENT_QUEUE_LABEL` is NULL), declared here rather than taken from
+// <dispatch/dispatch.h>, and weak: a program without libdispatch still links and finds NULL.
+extern const char *dispatch_queue_get_label(void *queue) __attribute__((weak));
+
+static perf_thread_hook thread_hook;
+
+void perf_set_thread_hook(perf_thread_hook hook) { __atomic_store_n(&thread_hook, hook, __ATOMIC_RELEASE); }
+
+int perf_current_thread_comm(char *out) {
+    memset(out, 0, 16);
+    return prctl(PR_GET_NAME, (unsigned long)out, 0, 0, 0) == 0 ? 0 : errno;
+}
+
+// Tells the hook about the calling thread once its stripe is set, so that anything recorded
+// meanwhile takes the fast path rather than coming back here.
+static void announce_thread(void) {
+    perf_thread_hook hook = __atomic_load_n(&thread_hook, __ATOMIC_ACQUIRE);
+    if (hook == NULL) return;
+    char comm[16];
+    if (perf_current_thread_comm(comm) != 0) return;
+    const char *label = dispatch_queue_get_label != NULL ? dispatch_queue_get_label(NULL) : NULL;
+    hook(perf_gettid(), comm, label);
+}
+
+static uint32_t claim_stripe(void) {
     _Static_assert(PERF_EXCLUSIVE_STRIPES <= 32, "exclusive stripes are bits of a uint32_t");
     pthread_once(&stripe_key_once, make_stripe_key);
     uint32_t taken = __atomic_load_n(&exclusive_taken, __ATOMIC_RELAXED);
@@ -63,6 +88,12 @@ uint32_t perf_thread_stripe_assign(void) {
     }
     uint32_t index = shared_stripe();
     perf_stripe_index_plus_one = index + 1;
+    return index;
+}
+
+uint32_t perf_thread_stripe_assign(void) {
+    uint32_t index = claim_stripe();
+    announce_thread();
     return index;
 }
 

@@ -94,7 +94,8 @@ public enum Perf {
         _ configuration: Configuration, environment: [String: String], clock: any PerfClock,
         report: @escaping (String) -> Void
     ) -> Bool {
-        PerfState.installed.withLock { state in
+        ThreadNames.installHook()
+        return PerfState.installed.withLock { state in
             if let current = state.current {
                 if current.configuration != configuration {
                     report(

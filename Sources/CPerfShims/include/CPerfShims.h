@@ -89,6 +89,17 @@ extern __thread uint32_t perf_stripe_index_plus_one;
 /// previous owner wrote) or, when all are taken, a shared one; arranges the release at thread exit.
 uint32_t perf_thread_stripe_assign(void);
 
+/// Called once per thread, on that thread, from `perf_thread_stripe_assign` (its first span end
+/// or histogram record) after its stripe is set and outside any lock: the thread's kernel id, its
+/// kernel name (`comm`, at most 15 bytes) and the label of the dispatch queue it runs (NULL when
+/// libdispatch is not linked; libdispatch's default root queue outside any queue). Never on the
+/// per-span path, which stays one thread-local load and compare.
+typedef void (*perf_thread_hook)(int32_t tid, const char *comm, const char *queue_label);
+/// Sets the hook for threads that take their stripe from now on (NULL: none).
+void perf_set_thread_hook(perf_thread_hook hook);
+/// The calling thread's kernel name (`comm`) into `out`, 16 bytes, NUL-terminated: 0 or an errno.
+int perf_current_thread_comm(char *out);
+
 /// The calling thread's stripe index in [0, PERF_EXCLUSIVE_STRIPES + PERF_SHARED_STRIPES).
 static inline uint32_t perf_thread_stripe(void) {
     uint32_t plus_one = perf_stripe_index_plus_one;

@@ -90,14 +90,16 @@ public struct SpanIntervals: Sendable, Equatable {
         self.spans = spans
     }
 
-    /// A thread of this process by kernel id: `main` for the main thread, its `comm` name
-    /// otherwise, `thread <tid>` once it has exited.
+    /// A thread of this process by kernel id: the name ``ThreadNames`` knows (given by the program,
+    /// the watched target it serves, the root queue of a dispatch worker), else `main` for the main
+    /// thread, else its `comm` (a dispatch worker's 15-byte cut of its root queue's label made
+    /// whole where only one label ends that way), else `thread <tid>` once it has exited.
     static func currentThreadName(_ id: Int32) -> String {
+        let comm = ThreadNames.comm(of: id)
+        if let known = ThreadNames.shared.name(of: id, comm: comm) { return known }
         if id == getpid() { return "main" }
-        let path = "/proc/self/task/\(id)/comm"
-        guard let name = try? String(contentsOfFile: path, encoding: .utf8) else { return "thread \(id)" }
-        let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
-        return trimmed.isEmpty ? "thread \(id)" : trimmed
+        guard let comm, !comm.isEmpty else { return "thread \(id)" }
+        return ThreadNames.rootQueueLabel(endingWith: comm) ?? comm
     }
 
     /// One span as the report writes it (keys sorted; `budgetMs` only when it had one).

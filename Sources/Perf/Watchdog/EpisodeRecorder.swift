@@ -32,9 +32,10 @@ struct EpisodeRecorder {
         self.cooldown = CulpritCooldown(cooldownNanos: configuration.culpritCooldown.watchdogNanos)
     }
 
-    /// Remembers the thread that answered the latest ping.
+    /// Remembers the thread that answered the latest ping, and names it after the target.
     mutating func noteServed(by tid: Int32) {
         guard recentTids.last != tid else { return }
+        ThreadNames.shared.noteServing(tid, target: targetName)
         recentTids.removeAll { $0 == tid }
         recentTids.append(tid)
         if recentTids.count > 4 { recentTids.removeFirst() }
