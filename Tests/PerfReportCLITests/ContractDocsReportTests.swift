@@ -117,7 +117,8 @@ import Testing
                 spans: [
                     .init(name: "api.get", threadID: 7, startNanos: 0, durationNanos: 10, exit: "success", budgetMs: 1),
                     .init(name: "boot", threadID: 7, startNanos: 20, durationNanos: 5, exit: "success", budgetMs: nil),
-                ]))
+                ]),
+            spanSites: ["api.get": ["App/API.swift:12"]])
         var walk = KeyPathWalk(table)
         walk.walk(try JSONValue.parse(snapshot.jsonBytes), name: "DiagnosticSnapshot.jsonBytes")
         let folder = CLIFixture.data.appendingPathComponent("perf-diagnostics")
