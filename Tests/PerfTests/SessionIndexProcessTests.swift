@@ -37,6 +37,11 @@ import Testing
         }
         #expect(Set(sessions.compactMap { $0["pid"] as? Int }) == Set(children.map { Int($0.pid) }))
         #expect(report["maxConcurrentSessions"] as? Int == 4, "all four were live at the rendezvous")
+        // Each child's shutdown payload holds its 600 calls: merged per session and name, as one
+        // process's would be, whatever the ledger lost.
+        let work = (report["spans"] as? [String: [String: Any]])?["child.work"]
+        #expect(work?["count"] as? Int == 4 * 600)
+        #expect(work?["source"] as? String == "histogram")
     }
 }
 
