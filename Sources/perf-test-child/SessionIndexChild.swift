@@ -9,7 +9,8 @@ import Perf
 enum SessionIndexChild {
     static func run(_ arguments: [String]) -> Int32 {
         guard arguments.count == 3, let cap = Int(arguments[1]), let spans = Int(arguments[2]) else {
-            FileHandle.standardError.write(Data("usage: perf-test-child sessions <dir> <ledgerCapBytes> <spans>\n".utf8))
+            FileHandle.standardError.write(
+                Data("usage: perf-test-child sessions <dir> <ledgerCapBytes> <spans>\n".utf8))
             return 2
         }
         Perf.install(

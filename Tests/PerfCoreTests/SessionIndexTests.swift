@@ -183,7 +183,9 @@ import Testing
             (#"{"version":1,"id":"a","startedAtMs":1,"status":"active","endedAtMs":"soon","later":[1]}"#, true),
             (String(repeating: "[", count: 10_000), false),
         ]
-        for (text, reads) in cases { #expect((SessionIndexCodec.decode(Array(text.utf8)) != nil) == reads, "\(text.prefix(80))") }
+        for (text, reads) in cases {
+            #expect((SessionIndexCodec.decode(Array(text.utf8)) != nil) == reads, "\(text.prefix(80))")
+        }
     }
 
     @Test func aDirectoryOfJunkReadsAsTheRecordsItHolds() throws {
@@ -195,7 +197,8 @@ import Testing
         let folder = index.folder
         try Data(count: 64 * 1024).write(to: URL(fileURLWithPath: folder + "/big" + SessionIndex.suffix))
         try Data("{}".utf8).write(to: URL(fileURLWithPath: folder + "/other" + SessionIndex.suffix))
-        try FileManager.default.createDirectory(atPath: folder + "/dir" + SessionIndex.suffix, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: folder + "/dir" + SessionIndex.suffix, withIntermediateDirectories: true)
         #expect(mkfifo(folder + "/fifo" + SessionIndex.suffix, 0o600) == 0)
         try FileManager.default.copyItem(
             atPath: folder + "/good" + SessionIndex.suffix, toPath: folder + "/renamed" + SessionIndex.suffix)

@@ -21,7 +21,8 @@ import Testing
         let a = try first.start(
             SessionInfo(id: "aaaa1111aaaa1111", pid: 11, startWallNanos: nanos(Self.t0), app: .init(name: "svc")))
         let b = try second.start(
-            SessionInfo(id: "bbbb2222bbbb2222", pid: 12, startWallNanos: nanos(Self.t0 + 10_000), app: .init(name: "svc")))
+            SessionInfo(
+                id: "bbbb2222bbbb2222", pid: 12, startWallNanos: nanos(Self.t0 + 10_000), app: .init(name: "svc")))
         a.end()
         b.end()
         var span = LedgerEvent(kind: .span, name: "api.get", session: "bbbb2222bbbb2222", timestampMs: Self.t0 + 15_000)
@@ -53,7 +54,8 @@ import Testing
     @Test func htmlShowsStartTimesAfterRotation() throws {
         let (directory, report) = try rotatedDirectory()
         defer { directory.remove() }
-        let page = String(decoding: HTMLExport.render(try ExportInput(bytes: report, path: "report.json")), as: UTF8.self)
+        let page = String(
+            decoding: HTMLExport.render(try ExportInput(bytes: report, path: "report.json")), as: UTF8.self)
         // The page escapes colons in text.
         #expect(page.contains("<td class=\"nowrap\">2026-12-02 12&#58;00&#58;00.000Z"))
         #expect(page.contains("<td class=\"nowrap\">2026-12-02 12&#58;00&#58;10.000Z"))

@@ -14,7 +14,9 @@ import Testing
         // The same session and millisecond: two threads of one process (one pid) capturing at once.
         let name = DiagnosticFiles.fileName(takenAtMs: 1_796_216_400_000, session: "same")
         let path = directory.url.appendingPathComponent(DiagnosticFiles.directoryName).path + "/" + name
-        let bodies = [Array(repeating: UInt8(ascii: "a"), count: 200_000), Array(repeating: UInt8(ascii: "b"), count: 3)]
+        let bodies = [
+            Array(repeating: UInt8(ascii: "a"), count: 200_000), Array(repeating: UInt8(ascii: "b"), count: 3),
+        ]
         final class Tally: Sendable {
             let failures = Atomic<Int>(0)
             let torn = Atomic<Int>(0)

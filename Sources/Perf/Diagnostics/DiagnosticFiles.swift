@@ -75,7 +75,9 @@ enum DiagnosticFiles {
             for name in all where name.hasPrefix(".tmp-") {
                 var status = stat()
                 let path = folder + "/" + name
-                guard stat(path, &status) == 0, now - status.st_mtim.tv_sec > abandonedTemporarySeconds else { continue }
+                guard stat(path, &status) == 0, now - status.st_mtim.tv_sec > abandonedTemporarySeconds else {
+                    continue
+                }
                 _ = FileSyscalls.live.unlink(path)
             }
         }

@@ -54,7 +54,8 @@ public struct SessionIndex: Sendable {
         var offset = 0
         var error: Int32 = 0
         while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { raw in Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset) }
+            let written = bytes.withUnsafeBytes { raw in Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
+            }
             if written > 0 {
                 offset += written
             } else if written < 0, errno == EINTR {
@@ -121,7 +122,9 @@ public struct SessionIndex: Sendable {
         for name in listing() where name.hasPrefix(".") && name.contains(Self.suffix + ".tmp-") {
             var status = stat()
             let path = folder + "/" + name
-            guard stat(path, &status) == 0, now - status.st_mtim.tv_sec > Self.abandonedTemporarySeconds else { continue }
+            guard stat(path, &status) == 0, now - status.st_mtim.tv_sec > Self.abandonedTemporarySeconds else {
+                continue
+            }
             unlink(path)
         }
     }
