@@ -13,6 +13,7 @@ let children: [String: ([String]) -> Int32] = [
     "watchdog-matrix": WatchdogMatrixChild.run,
     "reliability": ReliabilityChild.run,
     "span-memory": SpanMemoryChild.run,
+    "sessions": SessionIndexChild.run,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

@@ -87,7 +87,10 @@ import Testing
         }
         #expect(claimed.all.sorted() == ids.sorted())
         #expect(SessionStore(directory: scratch.url).recoverPriorSessions().isEmpty)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.sessions.path).isEmpty)
+        // Journals and locks are gone; each session's index record stays, now final.
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: scratch.sessions.path).sorted()
+                == ids.map { $0 + SessionIndex.suffix }.sorted())
     }
 }
 

@@ -71,7 +71,10 @@ import Testing
         for session in first { try store.acknowledge(session) }
 
         #expect(!FileManager.default.fileExists(atPath: scratch.sessions.appendingPathComponent(crashed.id).path))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.sessions.path).isEmpty)
+        // Journals and locks are gone; each session's index record stays, now final.
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: scratch.sessions.path).sorted()
+                == [crashed.id, ended.id].map { $0 + SessionIndex.suffix }.sorted())
         #expect(store.recoverPriorSessions().isEmpty)
         #expect(SessionStore(directory: scratch.url).recoverPriorSessions().isEmpty)
         // Acknowledging again is harmless.

@@ -1,16 +1,25 @@
 // The perf-diagnostics/ folder: writing a payload so a kill never leaves a half file a reader
 // accepts, keeping the newest 24, and listing what is there.
 import Glibc
+import PerfCore
 
 /// Files of `perf-diagnostics/`.
 ///
 /// A payload is written to a dot-prefixed temporary name and renamed into place, and readers
 /// only list names of the form `<ts>-<session>.json` (`ts` as `20261202T130000123Z`, so the byte
 /// order of names is time order): a payload cut short by a kill stays invisible.
+///
+/// Several writers share the folder (threads of one process, processes sharing the data
+/// directory): each temporary name is its writer's alone (pid and 64 random bits), so two writers
+/// of the same payload name never write into one file, and pruning lists payload names only, so it
+/// never deletes a payload still being written. Temporary files older than ten minutes were
+/// abandoned by a writer killed mid-write (a write takes milliseconds) and are deleted.
 enum DiagnosticFiles {
     static let directoryName = "perf-diagnostics"
     /// How many payloads the folder keeps, across sessions.
     static let keep = 24
+    /// A temporary file older than this (seconds) was left by a writer that died.
+    static let abandonedTemporarySeconds = 600
 
     /// The file name of a snapshot.
     static func fileName(takenAtMs: Int64, session: String) -> String {
@@ -47,16 +56,31 @@ enum DiagnosticFiles {
         if case .failure(let errno) = FileSyscalls.live.makeDirectory(folder, mode: 0o700) {
             throw Perf.ReportError(.writeFailed, path: folder, Perf.ReportError.describe(errno: errno))
         }
-        let temporary = folder + "/.tmp-\(getpid())-" + name
+        // The pid alone is not enough: two threads of one process may write the same name (same
+        // session, same millisecond), and processes in separate pid namespaces may share a pid.
+        let temporary = folder + "/.tmp-\(getpid())-\(SessionInfo.randomID())-" + name
         let final = folder + "/" + name
         try ReportFile.writeAtomically(bytes, to: final, temporary: temporary, mode: 0o600)
         prune(folder: folder)
         return final
     }
 
-    /// Deletes all but the newest ``keep`` payloads. Another process pruning at the same time
-    /// only makes some unlinks fail with ENOENT, which is harmless.
+    /// Deletes all but the newest ``keep`` payloads, and temporary files abandoned by a writer
+    /// that died (older than ``abandonedTemporarySeconds``); a temporary file being written is
+    /// never touched. Another process pruning at the same time only makes some unlinks fail with
+    /// ENOENT, which is harmless.
     static func prune(folder: String) {
+        if case .success(let all) = FileSyscalls.live.listDirectory(folder) {
+            let now = time(nil)
+            for name in all where name.hasPrefix(".tmp-") {
+                var status = stat()
+                let path = folder + "/" + name
+                guard stat(path, &status) == 0, now - status.st_mtim.tv_sec > abandonedTemporarySeconds else {
+                    continue
+                }
+                _ = FileSyscalls.live.unlink(path)
+            }
+        }
         guard let names = try? list(folder: folder), names.count > keep else { return }
         for name in names.dropLast(keep) { _ = FileSyscalls.live.unlink(folder + "/" + name) }
     }

@@ -10,12 +10,30 @@ struct LedgerDigest {
     struct Session {
         var id: String
         var firstSeenMs: Int64
+        /// Its newest line or payload: a crashed session was alive at least until then.
+        var lastSeenMs: Int64
         var startedAtMs: Int64?
         var endedAtMs: Int64?
         var crashed = false
+        /// Ended cleanly by the session index's word, which may lack the time.
+        var terminated = false
+        /// When a crashed session was last known alive (its `crashed` line's `lastAliveMs`).
+        var lastAliveMs: Int64?
         var app: String?
         var version: String?
         var pid: Int64?
+
+        init(id: String, firstSeenMs: Int64) {
+            self.id = id
+            self.firstSeenMs = firstSeenMs
+            lastSeenMs = firstSeenMs
+        }
+
+        /// What became of it: a crash wins (a process killed after its `end` line but before its
+        /// journal's end marker is recovered as crashed), then any sign of a clean end.
+        var status: PerformanceReport.Session.Status {
+            crashed ? .crashed : endedAtMs != nil || terminated ? .terminated : .active
+        }
     }
 
     /// One culprit of hang lines.
@@ -125,6 +143,9 @@ struct LedgerDigest {
             }
             sessions[event.session] = Session(id: event.session, firstSeenMs: event.timestampMs)
         }
+        if let known = sessions[event.session]?.lastSeenMs, event.timestampMs > known {
+            sessions[event.session]?.lastSeenMs = event.timestampMs
+        }
         guard event.kind == .session else { return }
         sessions[event.session].map { existing in
             var session = existing
@@ -139,6 +160,9 @@ struct LedgerDigest {
             if case .string(let app)? = event.extra["app"] { session.app = app }
             if case .string(let version)? = event.extra["version"] { session.version = version }
             if case .int(let pid)? = event.extra["pid"] { session.pid = pid }
+            if event.name == "crashed", case .int(let alive)? = event.extra["lastAliveMs"], alive >= 0 {
+                session.lastAliveMs = alive
+            }
             sessions[event.session] = session
         }
     }

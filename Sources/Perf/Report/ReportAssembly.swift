@@ -1,5 +1,6 @@
-// Puts the sections together under the size cap: fixed parts first, then sessions, spans, the
-// newest diagnostic, ledger events newest first, older diagnostics, each while it fits.
+// Puts the sections together under the size cap: fixed parts first (with how many sessions were
+// live at once), then sessions, spans, the newest diagnostic, ledger events newest first, older
+// diagnostics, each while it fits.
 import PerfCore
 
 /// The diagnostic payloads of a directory, parsed on demand (most are never needed once the cap
@@ -52,6 +53,8 @@ struct ReportAssembly {
     let capBytes: Int
     let digest: LedgerDigest
     var payloads: PayloadSet
+    /// The session index's records (`sessions/*.session.json`), which outlive the ledger's lines.
+    var index: [SessionIndexRecord] = []
 
     mutating func bytes() -> [UInt8] {
         let newest = payloads.newestPerSession()
@@ -64,7 +67,9 @@ struct ReportAssembly {
             payloadSessions[snapshot.session] = min(payloadSessions[snapshot.session] ?? .max, snapshot.takenAtMs)
         }
         let latest = newest.first?.snapshot
-        let generatedMs = max(digest.newestMs ?? 0, newest.map(\.snapshot.takenAtMs).max() ?? 0)
+        let generatedMs = max(
+            digest.newestMs ?? 0, newest.map(\.snapshot.takenAtMs).max() ?? 0, ReportSessions.newestMs(index) ?? 0)
+        let knownSessions = ReportSessions(digest: digest, payloadSessions: payloadSessions, index: index)
         var fixed: [String: ReportJSON] = [
             "schema": .string(PerformanceReport.schema),
             "schemaVersion": .int(Int64(PerformanceReport.schemaVersion)),
@@ -73,6 +78,7 @@ struct ReportAssembly {
             "app": latest.map { DiagnosticSnapshot.json($0.app) } ?? appFromLedger(),
             "host": latest?.host.json ?? .null,
             "hangs": ReportSections.hangs(digest, targets: hangHistograms),
+            "maxConcurrentSessions": .int(Int64(knownSessions.maxConcurrent(reportMs: generatedMs))),
         ]
         var budget = capBytes - ReportLimits.reserveBytes - size(of: fixed)
         // The keys and brackets of the variable members and the ledger's counters.
@@ -85,7 +91,7 @@ struct ReportAssembly {
 
         var omitted = Omitted()
         var sessions: [ReportJSON] = []
-        let allSessions = ReportSections.sessions(digest, payloadSessions: payloadSessions)
+        let allSessions = knownSessions.json()
         for (index, session) in allSessions.enumerated() {
             let cost = session.json.bytes.count + 1
             guard cost <= budget else {

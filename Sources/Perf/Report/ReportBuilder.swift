@@ -3,7 +3,8 @@ import Foundation
 import Glibc
 import PerfCore
 
-/// Builds `performance-report.json` from a data directory.
+/// Builds `performance-report.json` from a data directory: its ledger, its diagnostic payloads
+/// and its session index (`sessions/<id>.session.json`).
 ///
 /// Building only reads: it never creates, renames or deletes anything in the directory, so it
 /// works on a copy taken from a machine whose process is still writing (a torn last line is
@@ -62,7 +63,9 @@ public struct ReportBuilder: Sendable {
         let ledgerBytes =
             Self.fileSize(path + "/" + LedgerWriter.fileName)
             + Self.fileSize(path + "/" + LedgerWriter.previousFileName)
-        if ledgerBytes == 0, payloadNames.isEmpty, !Self.ledgerExists(path) {
+        // Each session's start, end and status, kept when its ledger lines rotated away.
+        let index = SessionIndex(dataDirectory: directory).records()
+        if ledgerBytes == 0, payloadNames.isEmpty, index.isEmpty, !Self.ledgerExists(path) {
             throw Perf.ReportError(
                 .emptyDirectory, path: path,
                 "no \(LedgerWriter.fileName) and no diagnostic payloads; is this a Perf data directory?")
@@ -81,7 +84,7 @@ public struct ReportBuilder: Sendable {
                 "not a Perf ledger: none of its \(digest.summary.malformedLines) lines is a ledger event")
         }
         if large { progress("assembling the report…") }
-        var assembly = ReportAssembly(capBytes: capBytes, digest: digest, payloads: payloads)
+        var assembly = ReportAssembly(capBytes: capBytes, digest: digest, payloads: payloads, index: index)
         return assembly.bytes()
     }
 

@@ -1,4 +1,5 @@
-// The sections of performance-report.json as JSON values: spans, hangs, sessions, diagnostics.
+// The sections of performance-report.json as JSON values: spans, hangs, diagnostics (sessions are
+// in ReportSessions.swift).
 // Pure functions of what was read, so their order and number formatting are fixed.
 import PerfCore
 
@@ -109,33 +110,6 @@ enum ReportSections {
         members["culprits"] = .array(culprits)
         members["targets"] = .object(listedTargets)
         return .object(members)
-    }
-
-    /// Sessions newest first (by start, else first sighting), with their status.
-    static func sessions(_ digest: LedgerDigest, payloadSessions: [String: Int64])
-        -> [(startMs: Int64, json: ReportJSON)]
-    {
-        var all = digest.sessions
-        for (id, takenAtMs) in payloadSessions where all[id] == nil {
-            all[id] = LedgerDigest.Session(id: id, firstSeenMs: takenAtMs)
-        }
-        let ordered = all.values.sorted { lhs, rhs in
-            let left = lhs.startedAtMs ?? lhs.firstSeenMs
-            let right = rhs.startedAtMs ?? rhs.firstSeenMs
-            return left != right ? left > right : lhs.id < rhs.id
-        }
-        return ordered.map { session in
-            let status: PerformanceReport.Session.Status =
-                session.crashed ? .crashed : session.endedAtMs != nil ? .terminated : .active
-            var members: [String: ReportJSON] = [
-                "id": .string(session.id), "status": .string(status.rawValue),
-                "startedAt": session.startedAtMs.map { .string(LedgerTimestamp.string(ms: $0)) } ?? .null,
-                "endedAt": session.endedAtMs.map { .string(LedgerTimestamp.string(ms: $0)) } ?? .null,
-                "firstSeenAt": .string(LedgerTimestamp.string(ms: session.firstSeenMs)),
-            ]
-            if let pid = session.pid { members["pid"] = .int(pid) }
-            return (session.startedAtMs ?? session.firstSeenMs, .object(members))
-        }
     }
 
     /// One diagnostics entry: where it came from and the process figures (its histograms are

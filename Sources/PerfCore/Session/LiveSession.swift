@@ -49,14 +49,19 @@ public final class LiveSession: Sendable {
 
     private let journal: Journal
     private let clock: any PerfClock
+    private let index: SessionIndex?
     private let checkpointBytes: Int
     private let state: Mutex<State>
     private let failures = Atomic<Int>(0)
 
-    init(info: SessionInfo, journal: Journal, lock: SessionLockFile, clock: any PerfClock, byteBudget: Int) {
+    init(
+        info: SessionInfo, journal: Journal, lock: SessionLockFile, clock: any PerfClock, byteBudget: Int,
+        index: SessionIndex? = nil
+    ) {
         self.info = info
         self.journal = journal
         self.clock = clock
+        self.index = index
         checkpointBytes = max(1, byteBudget / 4)
         state = Mutex(State(lock: lock))
     }
@@ -97,19 +102,32 @@ public final class LiveSession: Sendable {
     /// Journals that the event `id` ended: a later crash does not make it fatal.
     public func clearOngoing(id: UInt64) { record(.ongoingCleared(id: id)) }
 
-    /// Ends the session cleanly: journals the end marker, closes the journal and releases the
-    /// lock, so the next start reports this session as `terminated`.
+    /// Ends the session cleanly: journals the end marker, records the end in the session index,
+    /// closes the journal and releases the lock, so the next start reports this session as
+    /// `terminated`.
     ///
     /// Later calls on this session are counted as failures and otherwise ignored. Calling `end()`
     /// twice has no further effect.
     public func end() {
-        let endEntry: Data? = state.withLock { state in
+        let end: (entry: Data, wallNanos: UInt64)? = state.withLock { state in
             guard !state.ended else { return nil }
             state.ended = true
-            return state.encode(.end(wallNanos: clock.wallNanos()))
+            let wallNanos = clock.wallNanos()
+            return (state.encode(.end(wallNanos: wallNanos)), wallNanos)
         }
-        guard let endEntry else { return }
-        append([endEntry])
+        guard let end else { return }
+        append([end.entry])
+        // Under the lock still: no recovery writes this record meanwhile.
+        if let index {
+            var record = SessionIndexRecord(starting: info)
+            record.status = .terminated
+            record.endedAtMs = SessionIndexRecord.milliseconds(end.wallNanos)
+            do {
+                try index.write(record)
+            } catch {
+                failures.add(1, ordering: .relaxed)
+            }
+        }
         journal.close()
         // Dropping the lock file closes its descriptor, which releases the flock.
         state.withLock { $0.lock = nil }

@@ -31,6 +31,9 @@ public final class SessionStore: Sendable {
     public let clock: any PerfClock
 
     private var sessionsDirectory: URL { directory.appendingPathComponent("sessions", isDirectory: true) }
+    /// The session index beside the lock files: each session's start, end and status, kept
+    /// when its ledger lines rotate away (see ``SessionIndex``).
+    public var index: SessionIndex { SessionIndex(folder: sessionsDirectory.path, sync: durability == .fsync) }
     // Locks of sessions this store recovered and the caller has not acknowledged yet.
     private let recoveredLocks = Mutex<[String: SessionLockFile]>([:])
 
@@ -77,8 +80,12 @@ public final class SessionStore: Sendable {
                 configuration: .init(
                     byteBudget: journalByteBudget, durability: durability,
                     segmentHeader: SessionEntryCodec.encode(.start(info), sequence: 0)))
+            // Written once the journal exists: a pruner keeps every record whose journal is there.
+            // The index is a convenience of reports; a session still starts without it.
+            try? index.write(SessionIndexRecord(starting: info))
+            index.prune()
             return LiveSession(
-                info: info, journal: journal, lock: lock, clock: clock, byteBudget: journalByteBudget)
+                info: info, journal: journal, lock: lock, clock: clock, byteBudget: journalByteBudget, index: index)
         } catch {
             throw SessionError(
                 code: .journal,
@@ -178,7 +185,28 @@ public final class SessionStore: Sendable {
             }
         }
         recoveredLocks.withLock { $0[id] = lock }
+        recordOutcome(session)
         return session
+    }
+
+    /// Tells the index how a recovered session ended, when its record is missing (a session from
+    /// before the index, or one whose record could not be written) or still says `active`.
+    /// Written while the session's lock is held, before its journal goes: no pruner deletes it.
+    private func recordOutcome(_ session: RecoveredSession) {
+        guard let info = session.info else { return }
+        let known = index.record(id: session.id)
+        guard known == nil || known?.status == .active else { return }
+        var record = known ?? SessionIndexRecord(starting: info)
+        switch session.status {
+        case .crashed:
+            record.status = .crashed
+            record.lastAliveAtMs = session.spanMemory.map { SessionIndexRecord.milliseconds($0.lastAliveWallNanos) }
+        case .terminated(let endWallNanos):
+            record.status = .terminated
+            record.endedAtMs = SessionIndexRecord.milliseconds(endWallNanos)
+        case .unreadable: return
+        }
+        try? index.write(record)
     }
 
     /// Deletes lock files left without a journal by a crash inside ``acknowledge(_:)``.

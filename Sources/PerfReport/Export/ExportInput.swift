@@ -164,6 +164,8 @@ public struct ExportInput: Sendable {
     public var generatedAtUnixNanos: Int64
     /// Sessions, as listed.
     public var sessions: [Session]
+    /// The most sessions live at once, when the report says.
+    public var maxConcurrentSessions: Int64?
     /// Flight-recorder spans of every session, oldest first.
     public var intervals: [Interval]
     /// Thread names per session.
@@ -215,6 +217,7 @@ public struct ExportInput: Sendable {
                 startedAtUnixNanos: session.startedAt.flatMap(ExportReading.unixNanos),
                 endedAtUnixNanos: session.endedAt.flatMap(ExportReading.unixNanos))
         }
+        maxConcurrentSessions = report.maxConcurrentSessions
         intervals = ExportReading.merged(report.intervals.flatMap(ExportReading.intervals))
         threads = report.intervals.flatMap(ExportReading.threads)
         events = report.ledger.events.compactMap(ExportReading.event)

@@ -92,6 +92,11 @@ extension HTMLExport {
                 .number(count(Int64(recorded[session.id] ?? 0))), .number(count(Int64(hangs[session.id] ?? 0))),
             ]
         }
+        if let most = input.maxConcurrentSessions {
+            page.raw("<p>")
+            page.text(most == 1 ? "At most 1 session was live at once." : "At most \(most) sessions were live at once.")
+            page.raw("</p>")
+        }
         table(
             ["Session", "Status", "Started", "Ended", "Lasted", "Recorded spans", "Hangs"], rows,
             total: input.sessions.count, noun: "more session", into: &page)

@@ -53,7 +53,8 @@ extension ReportSummary {
         let counts = [PerformanceReport.Session.Status.active, .terminated, .crashed].map { status in
             "\(sessions.filter { $0.status == status }.count) \(status)"
         }
-        lines.append("SESSIONS: \(sessions.count) (\(counts.joined(separator: ", ")))")
+        let concurrent = maxConcurrentSessions.map { ", at most \($0) live at once" } ?? ""
+        lines.append("SESSIONS: \(sessions.count) (\(counts.joined(separator: ", ")))" + concurrent)
         if !sessions.isEmpty {
             lines.append("  " + pad("ID", 20) + pad("STATUS", 12) + pad("STARTED", 26) + "ENDED")
             for session in sessions {
@@ -114,6 +115,7 @@ extension ReportSummary {
         let document = ReportJSON.object([
             "schema": .string("perf-report-summary"), "schemaVersion": .int(1), "app": .string(app),
             "generatedAt": .string(generatedAt), "truncated": .bool(truncated),
+            "maxConcurrentSessions": maxConcurrentSessions.map(ReportJSON.int) ?? .null,
             "spans": .array(
                 spans.map { span in
                     var members: [String: ReportJSON] = [

@@ -94,6 +94,8 @@ public struct ReportSummary: Sendable, Equatable {
     public var culprits: [Culprit]
     /// Sessions, newest first.
     public var sessions: [Session]
+    /// The most sessions live at once, when the report says (a report of an older build does not).
+    public var maxConcurrentSessions: Int64?
     /// Hitches per target, most first, from the ledger lines the report keeps.
     public var hitches: [Hitch]
     /// Notes per name, most first, from the ledger lines the report keeps.
@@ -140,6 +142,7 @@ public struct ReportSummary: Sendable, Equatable {
             Session(
                 id: $0.id, status: $0.status, startedAt: $0.startedAt?.description, endedAt: $0.endedAt?.description)
         }
+        maxConcurrentSessions = report.maxConcurrentSessions
         truncated = report.truncated != nil
         hitches = Self.hitchRows(report.ledger.events)
         notes = Self.noteRows(report.ledger.events)

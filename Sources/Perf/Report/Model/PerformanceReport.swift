@@ -39,6 +39,9 @@ public struct PerformanceReport: Codable, Sendable, Equatable {
     public var host: Host?
     /// Sessions, newest first.
     public var sessions: [Session]
+    /// The most sessions (processes) live at one moment, from their start-to-end intervals (an
+    /// active session counts until ``generatedAt``); `nil` in a report from an older build.
+    public var maxConcurrentSessions: Int64?
     /// Per-span-name statistics.
     public var spans: [String: Span]
     /// Hang totals, culprits and per-target histograms.
@@ -62,7 +65,8 @@ public struct PerformanceReport: Codable, Sendable, Equatable {
         generatedAt: Timestamp? = nil, generator: String? = PerformanceReport.generator, app: App? = nil,
         host: Host? = nil, sessions: [Session] = [], spans: [String: Span] = [:],
         hangs: Hangs = Hangs(), ledger: Ledger = Ledger(), diagnostics: [Diagnostic] = [],
-        intervals: [Intervals] = [], input: Input? = nil, truncated: Truncated? = nil
+        intervals: [Intervals] = [], input: Input? = nil, truncated: Truncated? = nil,
+        maxConcurrentSessions: Int64? = nil
     ) {
         self.schema = Self.schema
         self.schemaVersion = Self.schemaVersion
@@ -71,6 +75,7 @@ public struct PerformanceReport: Codable, Sendable, Equatable {
         self.app = app
         self.host = host
         self.sessions = sessions
+        self.maxConcurrentSessions = maxConcurrentSessions
         self.spans = spans
         self.hangs = hangs
         self.ledger = ledger
@@ -124,7 +129,7 @@ public struct PerformanceReport: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case schema, schemaVersion, generatedAt, generator, app, host, sessions, spans, hangs, ledger, diagnostics
-        case intervals, input, truncated
+        case intervals, input, truncated, maxConcurrentSessions
     }
 
     /// Reads a report: the document checks first (an object, the schema, a version this build
@@ -165,6 +170,7 @@ public struct PerformanceReport: Codable, Sendable, Equatable {
         app = try container.optional(.app, context)
         host = try container.optional(.host, context)
         sessions = try container.list(.sessions, context)
+        maxConcurrentSessions = try container.optional(.maxConcurrentSessions, context)
         spans = try container.map(.spans, context)
         hangs = try container.optional(.hangs, context) ?? Hangs()
         ledger = try container.optional(.ledger, context) ?? Ledger()

@@ -1,0 +1,167 @@
+// The session index: one small file per session beside the lock files (`sessions/<id>.session.json`),
+// written whole under a temporary name and renamed, so several processes update it without a
+// lock and a reader never sees half a record.
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The records of one `sessions/` folder (see ``SessionIndexRecord``).
+///
+/// One file per session rather than one shared log: each record has a single writer at a time
+/// (the live process at its start and end, then the one recovery that holds its lock), so a
+/// write is a whole-file replace by `rename(2)` — atomic, never torn, with no lock shared between
+/// processes and no compaction that could lose a concurrent append. Pruning is a set of `unlink`s
+/// that never touch a session whose journal is still there, which covers every live session.
+public struct SessionIndex: Sendable {
+    /// The file name suffix of a record: `<id>.session.json`.
+    public static let suffix = ".session.json"
+    /// Records kept: past this many, the oldest of sessions whose journal is gone are deleted.
+    public static let defaultCapacity = 1_000
+    /// A temporary file older than this was left by a process killed mid-write.
+    static let abandonedTemporarySeconds = 600
+
+    /// The `sessions/` folder.
+    public let folder: String
+    /// Whether each write is synced before its rename (the store's `.fsync` durability).
+    let sync: Bool
+
+    /// The index of `sessions/` inside `dataDirectory`.
+    public init(dataDirectory: URL) {
+        self.init(folder: dataDirectory.appendingPathComponent("sessions", isDirectory: true).path, sync: false)
+    }
+
+    init(folder: String, sync: Bool) {
+        self.folder = folder
+        self.sync = sync
+    }
+
+    /// The record file of session `id`.
+    func path(id: String) -> String { folder + "/" + id + Self.suffix }
+
+    /// Writes `record` whole: a temporary file of a name no other writer uses, then `rename(2)`
+    /// over the record. A failed write leaves the previous record (or none) and no temporary file.
+    func write(_ record: SessionIndexRecord) throws(SessionError) {
+        guard SessionInfo.isValidID(record.id) else {
+            throw SessionError(code: .invalidID, message: "session id '\(record.id)' cannot name an index record")
+        }
+        let bytes = SessionIndexCodec.encode(record)
+        let final = path(id: record.id)
+        let temporary = folder + "/." + record.id + Self.suffix + ".tmp-\(getpid())-\(SessionInfo.randomID())"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw failure("cannot create", temporary, errno) }
+        var offset = 0
+        var error: Int32 = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { raw in Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
+            }
+            if written > 0 {
+                offset += written
+            } else if written < 0, errno == EINTR {
+                continue
+            } else {
+                error = written < 0 ? errno : EIO
+                break
+            }
+        }
+        if error == 0, sync, fsync(fd) != 0 { error = errno }
+        close(fd)
+        if error == 0, rename(temporary, final) != 0 { error = errno }
+        if error != 0 {
+            unlink(temporary)
+            throw failure("cannot write", final, error)
+        }
+    }
+
+    /// The record of session `id`, or `nil` when there is none this build reads.
+    public func record(id: String) -> SessionIndexRecord? {
+        guard SessionInfo.isValidID(id), let bytes = Self.readFile(path(id: id)) else { return nil }
+        return SessionIndexCodec.decode(bytes, expectedID: id)
+    }
+
+    /// Every record this build reads, oldest start first (ties by id). Never throws: an absent
+    /// folder has none, and a file that is not a record (damaged, newer, too large, being
+    /// written under its temporary name) is skipped.
+    public func records() -> [SessionIndexRecord] {
+        recordNames().compactMap { name in
+            let id = String(name.dropLast(Self.suffix.count))
+            return Self.readFile(folder + "/" + name).flatMap { SessionIndexCodec.decode($0, expectedID: id) }
+        }.sorted { ($0.startedAtMs, $0.id) < ($1.startedAtMs, $1.id) }
+    }
+
+    /// Keeps the newest `capacity` records (by start; a file that is not a readable record counts
+    /// as oldest), never deleting the record of a session whose journal (`sessions/<id>/`) is
+    /// still there: that covers every live session, whose journal exists from before its record
+    /// is first written until a later recovery acknowledges it. Also deletes temporary files
+    /// abandoned by a writer killed mid-write (older than ten minutes; a write takes microseconds).
+    ///
+    /// Several processes may prune at once: an unlink that finds the file gone is harmless.
+    func prune(capacity: Int = SessionIndex.defaultCapacity) {
+        removeAbandonedTemporaries()
+        let names = recordNames()
+        guard names.count > capacity else { return }
+        let dated = names.map { name -> (startedAtMs: Int64, name: String) in
+            let id = String(name.dropLast(Self.suffix.count))
+            let record = Self.readFile(folder + "/" + name).flatMap { SessionIndexCodec.decode($0, expectedID: id) }
+            return (record?.startedAtMs ?? -1, name)
+        }.sorted { ($0.startedAtMs, $0.name) < ($1.startedAtMs, $1.name) }
+        var excess = names.count - capacity
+        for entry in dated where excess > 0 {
+            let id = String(entry.name.dropLast(Self.suffix.count))
+            var status = stat()
+            // A journal still there: live, or not yet recovered. Its record stays.
+            guard stat(folder + "/" + id, &status) != 0, errno == ENOENT else { continue }
+            unlink(folder + "/" + entry.name)
+            excess -= 1
+        }
+    }
+
+    private func removeAbandonedTemporaries() {
+        let now = time(nil)
+        for name in listing() where name.hasPrefix(".") && name.contains(Self.suffix + ".tmp-") {
+            var status = stat()
+            let path = folder + "/" + name
+            guard stat(path, &status) == 0, now - status.st_mtim.tv_sec > Self.abandonedTemporarySeconds else {
+                continue
+            }
+            unlink(path)
+        }
+    }
+
+    /// Names of the form `<valid id>.session.json`.
+    private func recordNames() -> [String] {
+        listing().filter { name in
+            name.hasSuffix(Self.suffix) && SessionInfo.isValidID(String(name.dropLast(Self.suffix.count)))
+        }
+    }
+
+    private func listing() -> [String] { (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] }
+
+    /// The file's bytes, or `nil` when it cannot be read or is larger than a record can be.
+    static func readFile(_ path: String) -> [UInt8]? {
+        // Non-blocking and regular files only: a FIFO or device under a record's name must not
+        // hang or feed the reader.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var status = stat()
+        guard fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count >= 0 else { return nil }
+            if count == 0 { return bytes }
+            bytes.append(contentsOf: chunk[0..<count])
+            if bytes.count > SessionIndexCodec.maximumBytes { return nil }
+        }
+    }
+
+    private func failure(_ action: String, _ path: String, _ error: Int32) -> SessionError {
+        SessionError(
+            code: .storage,
+            message: "\(action) the session index record \(path): \(String(cString: strerror(error))) (errno \(error))")
+    }
+}
