@@ -1,6 +1,7 @@
 // Several processes, one data directory (issue 21): four writers end 20,000 over-budget spans
 // each into one ledger, at a 32 KiB and a 512 KiB cap, and the files are checked afterwards.
 import Foundation
+import Perf
 import PerfTestSupport
 
 enum ReliabilitySharedDirectory {
@@ -17,7 +18,8 @@ enum ReliabilitySharedDirectory {
             for run in 0..<runs {
                 let scratch = try ScratchDirectory("shared-\(cap)-\(run)")
                 defer { scratch.remove() }
-                let check = try writeAndCheck(directory: scratch.url, cap: cap)
+                var check = try writeAndCheck(directory: scratch.url, cap: cap)
+                check.problems += try sessionProblems(directory: scratch.url)
                 counts["runs", default: 0] += 1
                 counts["unparsable", default: 0] += Double(check.unparsable)
                 counts["dropped", default: 0] += Double(check.reportedDropped)
@@ -39,7 +41,8 @@ enum ReliabilitySharedDirectory {
             done: "\(writers) processes × \(lines) over-budget spans on one directory, \(runs) runs at each of "
                 + "32 KiB and 512 KiB caps",
             target: "no unparsable line; both files within the cap; .prev ≥ 90 % full after rotating; each "
-                + "process's kept lines contiguous and ending at its last; gaps reported",
+                + "process's kept lines contiguous and ending at its last; gaps reported; every session "
+                + "`terminated` with its start and end in the report",
             result: failures.isEmpty
                 ? "every run held: " + summaries.joined(separator: "; ")
                 : "\(failures.count) runs failed: " + failures.prefix(3).joined(separator: " | "),
@@ -48,6 +51,25 @@ enum ReliabilitySharedDirectory {
                 + "736,570 B under a 512 KiB cap, one run kept 52 KB in all, and in 4 of 5 runs one or two processes "
                 + "had none of their lines kept",
             counts: counts)
+    }
+
+    /// What the built report says of the writers' sessions, where it is not all four terminated
+    /// with a start and an end.
+    static func sessionProblems(directory: URL) throws -> [String] {
+        let bytes = try ReportBuilder(directory: directory).build()
+        let report = try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any] ?? [:]
+        let sessions = report["sessions"] as? [[String: Any]] ?? []
+        var problems: [String] = []
+        if sessions.count != writers { problems.append("the report lists \(sessions.count) sessions, not \(writers)") }
+        for session in sessions
+        where session["status"] as? String != "terminated" || !(session["startedAt"] is String)
+            || !(session["endedAt"] is String)
+        {
+            problems.append(
+                "session \(session["id"] ?? "?") reads \(session["status"] ?? "?") from "
+                    + "\(session["startedAt"] ?? "no start") to \(session["endedAt"] ?? "no end")")
+        }
+        return problems
     }
 
     /// Starts the writers side by side, waits for them, and checks the files they left.

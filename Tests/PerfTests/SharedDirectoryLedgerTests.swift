@@ -5,6 +5,8 @@ import Foundation
 import PerfTestSupport
 import Testing
 
+@testable import Perf
+
 @Suite struct SharedDirectoryLedgerTests {
     static let writers = 4
     static let lines = 20_000
@@ -35,6 +37,15 @@ import Testing
             defer { directory.remove() }
             #expect(check.problems.isEmpty, "run \(run), cap \(cap): \(check.problems) (\(check.summary))")
             #expect(check.previousBytes != nil, "80,000 lines of ~250 bytes rotate a \(cap)-byte ledger")
+            // Every writer shut down cleanly: its session reads terminated with its start and end,
+            // although the ledger lines that said so rotated away long ago.
+            let report = try SessionIndexFixture.report(directory.url)
+            let sessions = report["sessions"] as? [[String: Any]] ?? []
+            #expect(sessions.count == Self.writers, "run \(run), cap \(cap)")
+            for session in sessions {
+                #expect(session["status"] as? String == "terminated", "run \(run), cap \(cap): \(session)")
+                #expect(session["startedAt"] is String && session["endedAt"] is String, "run \(run): \(session)")
+            }
         }
     }
 }
