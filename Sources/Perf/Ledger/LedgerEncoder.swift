@@ -184,7 +184,14 @@ package enum LedgerEncoder {
         if value == value.rounded(), abs(value) < 9_007_199_254_740_992 {
             writeInteger(Int64(value), into: &out)
         } else {
-            appendPlain(value.description, into: &out)
+            let text = value.description
+            // The common case has no exponent: append the digits as they are, without a copy (a
+            // short String is stored inline, so an over-budget line's encode allocates nothing).
+            if text.utf8.contains(where: { $0 == UInt8(ascii: "e") }) {
+                appendPlain(text, into: &out)
+            } else {
+                out.append(contentsOf: text.utf8)
+            }
         }
     }
 
