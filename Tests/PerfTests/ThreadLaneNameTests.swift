@@ -110,7 +110,9 @@ extension PerfGlobalStateTests {
             while named == nil, DispatchTime.now().uptimeNanoseconds < deadline {
                 tids.insert(await endSpan(on: queue, "lanes.watched"))
                 let threads = Perf.recentSpans()?.threads ?? [:]
-                named = tids.first { threads[$0] == label }
+                // A pool thread that served other watched queues earlier in the run (the table is
+                // process-wide) carries their names too, joined by ", ".
+                named = tids.first { threads[$0]?.components(separatedBy: ", ").contains(label) == true }
                 if named == nil { try await Task.sleep(nanoseconds: 5_000_000) }
             }
             let tid = try #require(named, "lanes: \(tids.map { "\($0): \(laneName($0) ?? "-")" })")

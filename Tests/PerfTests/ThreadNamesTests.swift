@@ -27,8 +27,10 @@ import Testing
         for target in ["db.queue", "net.queue", "db.queue", "io.queue", "log.queue"] {
             names.serve(target, tid: 9, comm: "-qos.overcommit")
         }
-        #expect(names.name(of: 9, comm: "-qos.overcommit") == "db.queue, net.queue, io.queue")
+        // The three it served last, oldest first: log.queue pushed db.queue out.
+        #expect(names.name(of: 9, comm: "-qos.overcommit") == "net.queue, io.queue, log.queue")
         #expect(!names.wouldServe("net.queue", tid: 9) && !names.wouldServe("log.queue", tid: 9))
+        #expect(names.wouldServe("db.queue", tid: 9), "a target pushed out is news again")
         #expect(names.wouldServe("log.queue", tid: 10))
         names.give("ingest.decoder-worker", tid: 9, comm: "-qos.overcommit")
         #expect(names.name(of: 9, comm: "-qos.overcommit") == "ingest.decoder-worker")

@@ -16,7 +16,7 @@ import Synchronization
 /// 1. the name the program gave the thread (``Perf/nameCurrentThread(_:)``);
 /// 2. the hang watchdog: a thread that answered a watched target's ping is named after the target,
 ///    as the watchdog calls it (a queue's label, `main`, `MainActor`, `cooperative-pool`, a custom
-///    name); a thread that served several targets is named after all of them, up to three;
+///    name); a thread that served several targets is named after the three it served last;
 /// 3. what the thread itself shows when it first records a span (a once-per-thread hook in
 ///    `perf_thread_stripe_assign`, never on the per-span path): the label of the queue it runs, when
 ///    its `comm` is that label's last 15 bytes, which is how libdispatch names a worker after its
@@ -27,7 +27,7 @@ import Synchronization
 final class ThreadNames: Sendable {
     /// The process-wide table.
     static let shared = ThreadNames(capacity: 4096)
-    /// Most targets one thread is named after.
+    /// Most targets one thread is named after: the most recent ones it served.
     static let maximumTargets = 3
 
     struct Entry: Equatable {
@@ -79,9 +79,11 @@ final class ThreadNames: Sendable {
     /// Records that thread `tid` answered a ping of the watched target `target`.
     func serve(_ target: String, tid: Int32, comm: String) {
         update(tid, comm: comm) { entry in
-            if !entry.targets.contains(target) && entry.targets.count < Self.maximumTargets {
-                entry.targets.append(target)
-            }
+            // The newest targets win: a pool thread keeps serving new queues in a long-lived
+            // process, and the first three it ever served say little about it an hour later.
+            guard !entry.targets.contains(target) else { return }
+            entry.targets.append(target)
+            if entry.targets.count > Self.maximumTargets { entry.targets.removeFirst() }
         }
     }
 
@@ -90,12 +92,12 @@ final class ThreadNames: Sendable {
         update(tid, comm: comm) { $0.learned = name }
     }
 
-    /// Whether `serve(target, tid:)` could add anything: not when `tid` is named after `target`
-    /// already, or after as many targets as it may be. The watchdog asks before reading `/proc`.
+    /// Whether `serve(target, tid:)` could change anything: not when `tid` is named after
+    /// `target` already. The watchdog asks before reading `/proc`.
     func wouldServe(_ target: String, tid: Int32) -> Bool {
         table.withLock { table in
             guard let targets = table.entries[tid]?.targets else { return true }
-            return !targets.contains(target) && targets.count < Self.maximumTargets
+            return !targets.contains(target)
         }
     }
 
