@@ -85,13 +85,17 @@ final class NotifyListener {
         }
     }
 
-    /// Every datagram until `untilNanos` (CLOCK_MONOTONIC).
+    /// Every datagram until `untilNanos` (CLOCK_MONOTONIC), then every one already queued.
     func receiveAll(untilNanos: UInt64) -> [NotifyMessage] {
         var messages: [NotifyMessage] = []
         while true {
             let now = DispatchTime.now().uptimeNanoseconds
-            guard now < untilNanos else { return messages }
-            if let message = receive(timeoutSeconds: Double(untilNanos - now) / 1e9) { messages.append(message) }
+            let remaining = untilNanos > now ? Double(untilNanos - now) / 1e9 : 0
+            guard let message = receive(timeoutSeconds: remaining) else {
+                if remaining == 0 { return messages }
+                continue
+            }
+            messages.append(message)
         }
     }
 }
