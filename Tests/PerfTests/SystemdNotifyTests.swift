@@ -31,9 +31,12 @@ import Testing
         #expect(parse("vsock:2:1234") == .failure(.unsupported))
         #expect(parse("/a\u{0}b") == .failure(.embeddedNUL))
         // sun_path holds 108 bytes: 107 of path and its NUL, or a NUL and 107 of name.
-        #expect(parse("/" + String(repeating: "p", count: 106)) == .success(.path("/" + String(repeating: "p", count: 106))))
+        let longest = "/" + String(repeating: "p", count: 106)
+        #expect(parse(longest) == .success(.path(longest)))
         #expect(parse("/" + String(repeating: "p", count: 107)) == .failure(.tooLong(108)))
-        #expect(parse("@" + String(repeating: "n", count: 107)) == .success(.abstract(Array(repeating: UInt8(ascii: "n"), count: 107))))
+        #expect(
+            parse("@" + String(repeating: "n", count: 107))
+                == .success(.abstract(Array(repeating: UInt8(ascii: "n"), count: 107))))
         #expect(parse("@" + String(repeating: "n", count: 108)) == .failure(.tooLong(108)))
     }
 

@@ -76,7 +76,9 @@ final class NotifyListener {
             if ready < 0 && errno == EINTR { continue }
             guard ready > 0 else { return nil }
             var buffer = [UInt8](repeating: 0, count: 4096)
-            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            let count = buffer.withUnsafeMutableBytes {
+                recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT))
+            }
             if count < 0 && (errno == EINTR || errno == EAGAIN) { continue }
             guard count >= 0 else { return nil }
             return NotifyMessage(

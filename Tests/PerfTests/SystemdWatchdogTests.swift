@@ -112,7 +112,8 @@ extension PerfGlobalStateTests {
             // so lateness is judged by what arrives after the drain, never by a timestamp.)
             let drained = listener.receiveAll(untilNanos: 0)
             let after = listener.receiveAll(untilNanos: DispatchTime.now().uptimeNanoseconds + 3 * usec / 2 * 1_000)
-            #expect(after.isEmpty, "\(after.map(\.text)) more than \(limitMs) ms into the hang (drained \(drained.count))")
+            #expect(
+                after.isEmpty, "\(after.map(\.text)) more than \(limitMs) ms into the hang (drained \(drained.count))")
             // What systemd does when the keep-alive stops: kill the service. Then the next start.
             child.killAndWait()
             let childSession = try LedgerReader(directory: data).readAll().events

@@ -127,9 +127,10 @@ final class PerfRuntime: Sendable {
         case nil: return nil
         case .success(let notifier): return notifier
         case .failure(let problem):
+            let value = environment["NOTIFY_SOCKET", default: ""]
             report(
-                "perf: ignoring NOTIFY_SOCKET=\(environment["NOTIFY_SOCKET", default: ""].debugDescription) (\(problem)); "
-                    + "Perf.markReady() will not send READY=1")
+                "perf: ignoring NOTIFY_SOCKET=\(value.debugDescription) (\(problem)); Perf.markReady() will not send "
+                    + "READY=1")
             return nil
         }
     }

@@ -85,7 +85,9 @@ struct SystemdNotifier: Sendable, Equatable {
 
     /// The notifier `$NOTIFY_SOCKET` names: `nil` when it is unset (not run by systemd, or by a
     /// unit that does not listen), a problem when it is set but unusable.
-    static func fromEnvironment(_ environment: [String: String]) -> Result<SystemdNotifier, NotifySocketAddress.Problem>? {
+    static func fromEnvironment(
+        _ environment: [String: String]
+    ) -> Result<SystemdNotifier, NotifySocketAddress.Problem>? {
         guard let value = environment["NOTIFY_SOCKET"] else { return nil }
         do throws(NotifySocketAddress.Problem) {
             return .success(SystemdNotifier(address: try NotifySocketAddress(parsing: value)))
@@ -151,7 +153,8 @@ enum SystemdWatchdogEnvironment: Equatable {
         case nil:
             self = .invalid("WATCHDOG_USEC is set but NOTIFY_SOCKET is not")
         case .failure(let problem):
-            self = .invalid("NOTIFY_SOCKET=\(environment["NOTIFY_SOCKET"]!.debugDescription) is \(problem)")
+            let value = environment["NOTIFY_SOCKET", default: ""]
+            self = .invalid("NOTIFY_SOCKET=\(value.debugDescription) is \(problem)")
         case .success(let notifier):
             self = .on(notifier: notifier, timeoutNanos: usec * 1_000)
         }

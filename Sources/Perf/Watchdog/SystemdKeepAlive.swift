@@ -21,7 +21,8 @@ extension Perf.HangWatchdog {
     /// ```swift
     /// var configuration = Perf.HangWatchdog.Configuration()
     /// configuration.systemdWatchdog = .init(hangLimit: .seconds(20))
-    /// Perf.HangWatchdog(monitoring: .queue(requestQueue), configuration: configuration).start()
+    /// let watchdog = Perf.HangWatchdog(monitoring: .queue(requestQueue), configuration: configuration)
+    /// watchdog.start()   // keep `watchdog`: dropping it stops the thread, and the keep-alive
     /// ```
     ///
     /// The link does nothing unless `$WATCHDOG_USEC` is set and `$WATCHDOG_PID` is unset or this
