@@ -14,6 +14,7 @@ let children: [String: ([String]) -> Int32] = [
     "reliability": ReliabilityChild.run,
     "span-memory": SpanMemoryChild.run,
     "sessions": SessionIndexChild.run,
+    "systemd": SystemdChild.run,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

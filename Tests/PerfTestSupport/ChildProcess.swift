@@ -45,10 +45,11 @@ public final class ChildProcess {
 
     /// Spawns `executable` with `arguments`; stderr is inherited unless `quiet` (discarded),
     /// `mergeStandardError` (read with stdout) or `standardErrorPath` (opened for appending). A
-    /// bare command name (no `/`) is looked up in `PATH`.
+    /// bare command name (no `/`) is looked up in `PATH`. `environment` is the child's whole
+    /// environment; `nil` passes this process's on.
     public init(
         executable: String, arguments: [String], withStandardInput: Bool = false, quiet: Bool = false,
-        mergeStandardError: Bool = false, standardErrorPath: String? = nil
+        mergeStandardError: Bool = false, standardErrorPath: String? = nil, environment: [String: String]? = nil
     ) throws {
         var output: [Int32] = [0, 0]
         var input: [Int32] = [-1, -1]
@@ -70,11 +71,15 @@ public final class ChildProcess {
         }
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
+        let variables = environment.map { $0.map { strdup("\($0.key)=\($0.value)") } + [nil] }
+        defer { variables?.forEach { free($0) } }
         var child: pid_t = 0
-        let spawned =
+        func spawn(_ envp: UnsafePointer<UnsafeMutablePointer<CChar>?>) -> Int32 {
             executable.contains("/")
-            ? posix_spawn(&child, executable, &actions, nil, argv, environ)
-            : posix_spawnp(&child, executable, &actions, nil, argv, environ)
+                ? posix_spawn(&child, executable, &actions, nil, argv, envp)
+                : posix_spawnp(&child, executable, &actions, nil, argv, envp)
+        }
+        let spawned = variables.map { $0.withUnsafeBufferPointer { spawn($0.baseAddress!) } } ?? spawn(environ)
         close(output[1])
         if withStandardInput { close(input[0]) }
         guard spawned == 0 else {

@@ -88,6 +88,25 @@ import Testing
                 == "/home/u/.local/state/perf/my_service_.._x")
     }
 
+    @Test func systemdsStateDirectoryComesAfterPerfDirAndBeforeXDG() {
+        let app = Perf.AppInfo(name: "svc")
+        func directory(_ environment: [String: String]) -> String {
+            InstallPolicy.dataDirectory(configured: nil, app: app, environment: environment).path
+        }
+        #expect(directory(["STATE_DIRECTORY": "/var/lib/svc", "XDG_STATE_HOME": "/s"]) == "/var/lib/svc/perf")
+        #expect(directory(["STATE_DIRECTORY": "/var/lib/svc", "PERF_DIR": "/p"]) == "/p")
+        // `StateDirectory=svc svc-cache`: the first.
+        #expect(directory(["STATE_DIRECTORY": "/var/lib/svc:/var/lib/svc-cache"]) == "/var/lib/svc/perf")
+        // Empty or relative: not systemd's; the next rule applies.
+        #expect(directory(["STATE_DIRECTORY": "", "XDG_STATE_HOME": "/s"]) == "/s/perf/svc")
+        #expect(directory(["STATE_DIRECTORY": "lib/svc", "HOME": "/h"]) == "/h/.local/state/perf/svc")
+        #expect(directory(["STATE_DIRECTORY": ":/var/lib/svc", "HOME": "/h"]) == "/h/.local/state/perf/svc")
+        #expect(
+            InstallPolicy.dataDirectory(
+                configured: URL(fileURLWithPath: "/srv/perf"), app: app, environment: ["STATE_DIRECTORY": "/var/lib/svc"]
+            ).path == "/srv/perf")
+    }
+
     @Test func relativeXDGStateHomeIsIgnored() {
         let dir = InstallPolicy.dataDirectory(
             configured: nil, app: Perf.AppInfo(name: "a"), environment: ["XDG_STATE_HOME": "rel", "HOME": "/h"])

@@ -95,6 +95,7 @@ extension PerfGlobalStateTests {
                 ("suppressWhenDebugging", "`\(defaults.suppressWhenDebugging)`"),
                 ("culpritCooldown", Self.text(defaults.culpritCooldown)),
                 ("onEpisode", defaults.onEpisode == nil ? "`nil`" : "?"),
+                ("systemdWatchdog", defaults.systemdWatchdog == nil ? "`nil`" : "?"),
             ]
             for (field, value) in rows {
                 #expect(readme.contains("| `\(field)` | \(value) |"), "README's row for \(field) should say \(value)")

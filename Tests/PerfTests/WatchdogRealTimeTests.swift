@@ -264,25 +264,29 @@ enum WatchdogChild {
     }
 }
 
-@Suite struct WatchdogLifecycleTests {
-    @Test func droppingTheLastReferenceStopsTheThread() async throws {
-        let statistics: @Sendable () -> Perf.HangWatchdog.Statistics
-        do {
-            let watchdog = Perf.HangWatchdog(monitoring: .queue(DispatchQueue(label: "watchdog-test-drop")))
-            watchdog.start()
-            #expect(try await waitUntil(seconds: 5) { watchdog.statistics.ticks >= 1 })
-            weak let weakWatchdog = watchdog
-            statistics = { weakWatchdog?.statistics ?? .init() }
+/// In the serialized global-state suite: `Perf.shutdown()` in a facade test stops every running
+/// watchdog, this one included, before it ticks.
+extension PerfGlobalStateTests {
+    @Suite struct WatchdogLifecycleTests {
+        @Test func droppingTheLastReferenceStopsTheThread() async throws {
+            let statistics: @Sendable () -> Perf.HangWatchdog.Statistics
+            do {
+                let watchdog = Perf.HangWatchdog(monitoring: .queue(DispatchQueue(label: "watchdog-test-drop")))
+                watchdog.start()
+                #expect(try await waitUntil(seconds: 5) { watchdog.statistics.ticks >= 1 })
+                weak let weakWatchdog = watchdog
+                statistics = { weakWatchdog?.statistics ?? .init() }
+            }
+            // `deinit` joined the thread; nothing holds the watchdog any more.
+            #expect(statistics() == .init())
         }
-        // `deinit` joined the thread; nothing holds the watchdog any more.
-        #expect(statistics() == .init())
-    }
 
-    @Test func pauseRecordsItsReasonUntilResume() {
-        let watchdog = Perf.HangWatchdog(monitoring: .queue(DispatchQueue(label: "watchdog-test-pause")))
-        watchdog.pause(reason: "migration")
-        #expect(watchdog.pauseReason == "migration")
-        watchdog.resume()
-        #expect(watchdog.pauseReason == nil)
+        @Test func pauseRecordsItsReasonUntilResume() {
+            let watchdog = Perf.HangWatchdog(monitoring: .queue(DispatchQueue(label: "watchdog-test-pause")))
+            watchdog.pause(reason: "migration")
+            #expect(watchdog.pauseReason == "migration")
+            watchdog.resume()
+            #expect(watchdog.pauseReason == nil)
+        }
     }
 }

@@ -49,7 +49,8 @@ extension Perf {
     ///     recording: .auto))
     /// ```
     public struct Configuration: Sendable, Equatable {
-        /// The data directory; `nil` means `$PERF_DIR`, else `$XDG_STATE_HOME/perf/<app>`, else
+        /// The data directory; `nil` means `$PERF_DIR`, else `$STATE_DIRECTORY/perf` (systemd's
+        /// `StateDirectory=`; the first of several), else `$XDG_STATE_HOME/perf/<app>`, else
         /// `~/.local/state/perf/<app>`.
         public var directory: URL?
         /// The program's identity.
@@ -180,10 +181,20 @@ enum InstallPolicy {
     }
 
     /// Resolves the data directory: the configuration's, else `$PERF_DIR`, else
-    /// `$XDG_STATE_HOME/perf/<app>`, else `~/.local/state/perf/<app>`.
+    /// `$STATE_DIRECTORY/perf`, else `$XDG_STATE_HOME/perf/<app>`, else `~/.local/state/perf/<app>`.
+    ///
+    /// systemd sets `$STATE_DIRECTORY` for a unit with `StateDirectory=`: a directory of the
+    /// service's own (several, colon-separated, when the unit names several; the first is used),
+    /// so no `<app>` component is added; `perf` keeps Perf's files apart from the service's.
+    /// A relative first entry is ignored, like a relative `$XDG_STATE_HOME`.
     static func dataDirectory(configured: URL?, app: Perf.AppInfo, environment: [String: String]) -> URL {
         if let configured { return configured }
         if let dir = environment["PERF_DIR"], !dir.isEmpty { return URL(fileURLWithPath: dir) }
+        if let state = environment["STATE_DIRECTORY"]?.split(separator: ":", omittingEmptySubsequences: false).first,
+            state.hasPrefix("/")
+        {
+            return URL(fileURLWithPath: String(state)).appendingPathComponent("perf")
+        }
         let appComponent = sanitizedPathComponent(app.name)
         if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") {
             return URL(fileURLWithPath: state).appendingPathComponent("perf").appendingPathComponent(appComponent)

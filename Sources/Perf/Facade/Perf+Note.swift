@@ -1,4 +1,5 @@
 // Noteworthy events and the process's time to ready.
+import Glibc
 import PerfCore
 import Synchronization
 
@@ -22,11 +23,25 @@ extension Perf {
     }
 
     /// Records the time from process start (the kernel's start time in `/proc/self/stat`) to
-    /// now as the span `boot`, always written to the ledger. Only the first call counts.
+    /// now as the span `boot`, always written to the ledger, and tells systemd the service is
+    /// ready. Only the first call counts.
+    ///
+    /// Under systemd (`$NOTIFY_SOCKET` set, as for a `Type=notify` unit) it sends `READY=1`, one
+    /// datagram to that socket, as `sd_notify(0, "READY=1")` would, without libsystemd. The send
+    /// never blocks; a failure is reported once on stderr. Like every call before
+    /// ``install(_:)``, it does nothing when Perf is not installed.
     public static func markReady(fileID: StaticString = #fileID, line: UInt = #line) {
-        guard let runtime = PerfState.runtime(), let elapsed = ProcessStart.elapsedNanos() else { return }
+        guard let runtime = PerfState.runtime() else { return }
         guard PerfState.readyMarked.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged
         else { return }
+        if let notifier = runtime.notifier {
+            let failure = notifier.send("READY=1")
+            if failure != 0 {
+                PerfState.reportToStandardError(
+                    "perf: READY=1 to systemd (NOTIFY_SOCKET) failed: \(String(cString: strerror(failure)))")
+            }
+        }
+        guard let elapsed = ProcessStart.elapsedNanos() else { return }
         runtime.histograms.record(name: "boot", nanos: elapsed)
         let wall = runtime.clock.wallNanos()
         runtime.recorder.pipeline.emit(

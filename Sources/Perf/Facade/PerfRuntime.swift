@@ -15,6 +15,8 @@ final class PerfRuntime: Sendable {
     let directory: URL?
     let ledger: LedgerWriter?
     let session: LiveSession?
+    /// Where `Perf.markReady()` sends `READY=1`: systemd's `$NOTIFY_SOCKET`, when set and usable.
+    let notifier: SystemdNotifier?
 
     /// The span histograms of this runtime's session (in its span memory).
     let histograms: HistogramRegistry
@@ -33,7 +35,7 @@ final class PerfRuntime: Sendable {
 
     private init(
         configuration: Perf.Configuration, recorder: SpanRecorder, histograms: HistogramRegistry, clock: any PerfClock,
-        sessionID: String, directory: URL?, ledger: LedgerWriter?, session: LiveSession?
+        sessionID: String, directory: URL?, ledger: LedgerWriter?, session: LiveSession?, notifier: SystemdNotifier?
     ) {
         self.configuration = configuration
         self.recorder = recorder
@@ -44,6 +46,7 @@ final class PerfRuntime: Sendable {
         self.directory = directory
         self.ledger = ledger
         self.session = session
+        self.notifier = notifier
         heartbeat = histograms.memory.isFileBacked ? SpanMemoryHeartbeat(memory: histograms.memory, clock: clock) : nil
     }
 
@@ -57,6 +60,7 @@ final class PerfRuntime: Sendable {
         let decision = InstallPolicy.recordingDecision(
             configuration.recording, environment: environment, debugBuild: InstallPolicy.isDebugBuild)
         if let warning = decision.warning { report(warning) }
+        let notifier = notifier(environment: environment, report: report)
         let record = decision.record
         let info = SessionInfo(
             pid: getpid(), startWallNanos: clock.wallNanos(),
@@ -69,7 +73,7 @@ final class PerfRuntime: Sendable {
                 histograms: histograms, pipeline: pipeline, clock: clock, flightRecorder: FlightRecorder(memory: memory))
             return PerfRuntime(
                 configuration: configuration, recorder: recorder, histograms: histograms, clock: clock,
-                sessionID: info.id, directory: directory, ledger: ledger, session: session)
+                sessionID: info.id, directory: directory, ledger: ledger, session: session, notifier: notifier)
         }
         guard record else { return runtime(memory: nil, directory: nil, ledger: nil, session: nil) }
         let directory = InstallPolicy.dataDirectory(
@@ -115,6 +119,20 @@ final class PerfRuntime: Sendable {
         pipeline.addSink(LedgerRecordSink(writer: ledger, sessionID: info.id), mode: .inline)
         pipeline.emit(.session(SessionEventRecord(sessionID: info.id, event: .start, wallNanos: info.startWallNanos)))
         return built
+    }
+
+    /// The notifier `$NOTIFY_SOCKET` names; a value that cannot be used costs one message.
+    static func notifier(environment: [String: String], report: (String) -> Void) -> SystemdNotifier? {
+        switch SystemdNotifier.fromEnvironment(environment) {
+        case nil: return nil
+        case .success(let notifier): return notifier
+        case .failure(let problem):
+            let value = environment["NOTIFY_SOCKET", default: ""]
+            report(
+                "perf: ignoring NOTIFY_SOCKET=\(value.debugDescription) (\(problem)); Perf.markReady() will not send "
+                    + "READY=1")
+            return nil
+        }
     }
 
     static func spanMemoryConfiguration(_ configuration: Perf.Configuration) -> SpanMemory.Configuration {

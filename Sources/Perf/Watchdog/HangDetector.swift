@@ -84,6 +84,9 @@ struct HangTickOutput {
     /// The episode with this id was abandoned (it turned out fast, or the watchdog paused):
     /// drop its stack samples.
     var discarded: UInt64?
+    /// How long the outstanding ping has gone unanswered, the watchdog's own stalls removed and
+    /// counted from the end of the start-up grace at the earliest; 0 while paused or answered.
+    var unansweredNanos: UInt64 = 0
 }
 
 struct HangDetector {
@@ -160,6 +163,11 @@ struct HangDetector {
         }
         if let ping = outstanding {
             progress(ping, tick, &output)
+            let from = max(ping.sentNanos, graceEndNanos)
+            if tick.now > from {
+                let span = tick.now - from
+                output.unansweredNanos = span - min(span, stalls.overlap(from: from, to: tick.now))
+            }
         } else {
             let sequence = nextSequence
             nextSequence += 1

@@ -45,6 +45,10 @@ extension Perf.HangWatchdog {
         public var culpritCooldown: Duration = .seconds(30)
         /// Called on the watchdog's thread with every finished episode, suppressed ones included.
         public var onEpisode: (@Sendable (Episode) -> Void)?
+        /// When set, this watchdog feeds systemd's service watchdog (`WatchdogSec=`) with
+        /// `WATCHDOG=1` while the target answers, and stops once a hang passes the link's limit so
+        /// that systemd restarts the service. Off by default; see ``SystemdLink``.
+        public var systemdWatchdog: SystemdLink?
 
         /// Creates a configuration with the defaults above.
         public init() {}

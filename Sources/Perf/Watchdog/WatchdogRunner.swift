@@ -25,6 +25,8 @@ final class WatchdogRunner: @unchecked Sendable {
     private let pausedFlag: WatchdogFlag
     private let statistics: WatchdogStatisticsBox
     private let board = PingBoard()
+    /// `WATCHDOG=1` to systemd while the target answers, when the configuration links one.
+    private var keepAlive: SystemdKeepAliveSender?
 
     init(
         target: Perf.HangWatchdog.Target, configuration: Perf.HangWatchdog.Configuration, stopFlag: WatchdogFlag,
@@ -35,6 +37,7 @@ final class WatchdogRunner: @unchecked Sendable {
         self.stopFlag = stopFlag
         self.pausedFlag = pausedFlag
         self.statistics = statistics
+        keepAlive = SystemdKeepAliveSender(configuration: configuration)
     }
 
     /// Starts the thread; `nil` if pthread_create failed.
@@ -88,6 +91,8 @@ final class WatchdogRunner: @unchecked Sendable {
                 latenessNanos: now > scheduled ? now - scheduled : 0, cpuNanos: ProcProbe.threadCPUNanos(),
                 pinged: output.sendPing != nil)
             recorder.handle(output, nowNanos: now)
+            // After the episode is handled: a hang past the limit is journalled before silence.
+            keepAlive?.tick(nowNanos: now, unansweredNanos: output.unansweredNanos)
         }
         // Stopped (or Perf shut down) during a hang: write it as in progress rather than drop it.
         let now = perf_monotonic_ns()
