@@ -49,6 +49,31 @@ final class SessionLockFile: Sendable {
         }
     }
 
+    /// Creates the lock file of a starting session already locked: made and locked under a
+    /// temporary name, then linked to `path`, so the name never exists unlocked.
+    ///
+    /// With `tryAcquire`'s open-then-lock, another process starting at the same moment could find
+    /// the fresh lock file in its recovery (no journal beside it yet: a stale lock), win the lock
+    /// in between, and this session was then refused as "already live" and ran without its
+    /// journal. Falls back to ``tryAcquire(path:)`` where links cannot be made, or when the path
+    /// exists already.
+    static func createLocked(path: String) throws(SessionError) -> Outcome {
+        let directory = (path as NSString).deletingLastPathComponent
+        let temporary = directory + "/.lock-\(getpid())-\(UInt64.random(in: .min ... .max))"
+        let descriptor = retryingEINTR { open(temporary, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600) }
+        guard descriptor >= 0 else { return try tryAcquire(path: path) }
+        defer { _ = unlink(temporary) }
+        guard retryingEINTR({ flock(descriptor, LOCK_EX | LOCK_NB) }) == 0 else {
+            close(descriptor)
+            return try tryAcquire(path: path)
+        }
+        if retryingEINTR({ link(temporary, path) }) == 0 {
+            return .acquired(SessionLockFile(path: path, descriptor: descriptor))
+        }
+        close(descriptor)
+        return try tryAcquire(path: path)
+    }
+
     private static func namesSameFile(descriptor: Int32, path: String) -> Bool {
         var opened = stat()
         var named = stat()

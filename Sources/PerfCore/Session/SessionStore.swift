@@ -69,7 +69,7 @@ public final class SessionStore: Sendable {
         try createSessionsDirectory()
         let lockPath = sessionsDirectory.appendingPathComponent("\(info.id).lock").path
         // The lock exists before the journal does, so a recovery that sees the journal sees it locked.
-        guard case .acquired(let lock) = try SessionLockFile.tryAcquire(path: lockPath) else {
+        guard case .acquired(let lock) = try SessionLockFile.createLocked(path: lockPath) else {
             throw SessionError(
                 code: .alreadyLive, message: "session \(info.id) is already live; give each run its own id")
         }
