@@ -141,19 +141,6 @@ enum PerfState {
     /// past `ulimit -f`, a closed descriptor) must not crash the host. CI's log file past the
     /// writer's 64 KiB `RLIMIT_FSIZE` turned the span-memory warning into SIGILL.
     static func reportToStandardError(_ message: String) {
-        var bytes = Array((message + "\n").utf8)
-        bytes.withUnsafeMutableBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = write(STDERR_FILENO, buffer.baseAddress! + offset, buffer.count - offset)
-                if written > 0 {
-                    offset += written
-                } else if written < 0 && errno == EINTR {
-                    continue
-                } else {
-                    return
-                }
-            }
-        }
+        _ = Array((message + "\n").utf8).withUnsafeBytes { FileSyscalls.live.writeAll(STDERR_FILENO, $0) }
     }
 }

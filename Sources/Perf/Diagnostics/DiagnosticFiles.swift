@@ -18,8 +18,6 @@ enum DiagnosticFiles {
     static let directoryName = "perf-diagnostics"
     /// How many payloads the folder keeps, across sessions.
     static let keep = 24
-    /// A temporary file older than this (seconds) was left by a writer that died.
-    static let abandonedTemporarySeconds = 600
 
     /// The file name of a snapshot.
     static func fileName(takenAtMs: Int64, session: String) -> String {
@@ -66,21 +64,11 @@ enum DiagnosticFiles {
     }
 
     /// Deletes all but the newest ``keep`` payloads, and temporary files abandoned by a writer
-    /// that died (older than ``abandonedTemporarySeconds``); a temporary file being written is
+    /// that died (see `AbandonedTemporaries`); a temporary file being written is
     /// never touched. Another process pruning at the same time only makes some unlinks fail with
     /// ENOENT, which is harmless.
     static func prune(folder: String) {
-        if case .success(let all) = FileSyscalls.live.listDirectory(folder) {
-            let now = time(nil)
-            for name in all where name.hasPrefix(".tmp-") {
-                var status = stat()
-                let path = folder + "/" + name
-                guard stat(path, &status) == 0, now - status.st_mtim.tv_sec > abandonedTemporarySeconds else {
-                    continue
-                }
-                _ = FileSyscalls.live.unlink(path)
-            }
-        }
+        AbandonedTemporaries.remove(in: folder) { $0.hasPrefix(".tmp-") }
         guard let names = try? list(folder: folder), names.count > keep else { return }
         for name in names.dropLast(keep) { _ = FileSyscalls.live.unlink(folder + "/" + name) }
     }

@@ -90,20 +90,10 @@ final class LedgerSharedState: @unchecked Sendable {
         return LedgerSharedState(fd: fd, base: mapped)
     }
 
+    /// Writes the whole file from its start (the descriptor was just opened, at offset 0; anything
+    /// shorter there is a fill a kill cut short).
     private static func writeZeros(_ fd: Int32) -> Bool {
-        let zeros = [UInt8](repeating: 0, count: byteCount)
-        var offset = 0
-        while offset < byteCount {
-            let written = zeros.withUnsafeBytes { pwrite(fd, $0.baseAddress! + offset, byteCount - offset, off_t(offset)) }
-            if written > 0 {
-                offset += written
-            } else if written < 0 && errno == EINTR {
-                continue
-            } else {
-                return false
-            }
-        }
-        return true
+        [UInt8](repeating: 0, count: byteCount).withUnsafeBytes { FileSyscalls.live.writeAll(fd, $0) } == 0
     }
 
     /// Takes the cross-process lock (blocking; only writers replacing the file take it).

@@ -28,19 +28,7 @@ package enum ReportFile {
             // The temporary name is ours, not the caller's: name the file they asked for.
             throw Perf.ReportError(.writeFailed, path: path, Perf.ReportError.describe(errno: errno))
         }
-        var offset = 0
-        var failure: Int32 = 0
-        while offset < bytes.count {
-            let result = bytes.withUnsafeBytes { raw in
-                syscalls.write(fd, UnsafeRawBufferPointer(rebasing: raw[offset...]))
-            }
-            switch result {
-            case .success(let written) where written > 0: offset += written
-            case .success: failure = EIO
-            case .failure(let errno): failure = errno
-            }
-            if failure != 0 { break }
-        }
+        var failure = bytes.withUnsafeBytes { syscalls.writeAll(fd, $0) }
         syscalls.close(fd)
         if failure == 0, case .failure(let errno) = syscalls.rename(temporary, path) { failure = errno }
         if failure != 0 {

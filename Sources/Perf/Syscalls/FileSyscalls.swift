@@ -53,6 +53,20 @@ struct FileSyscalls: Sendable {
         return retryingEINTR { Glibc.write(fd, bytes.baseAddress, bytes.count) }
     }
 
+    /// Writes all of `bytes`, `write(2)` after `write(2)` (EINTR retried): 0, or the errno that
+    /// stopped it (`EIO` for a write that took nothing).
+    func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32 {
+        var offset = 0
+        while offset < bytes.count {
+            switch write(fd, UnsafeRawBufferPointer(rebasing: bytes[offset...])) {
+            case .success(let written) where written > 0: offset += written
+            case .success: return EIO
+            case .failure(let errno): return errno
+            }
+        }
+        return 0
+    }
+
     /// One `read(2)` into `buffer`; 0 at the end of the file.
     func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) -> SyscallResult {
         #if DEBUG

@@ -19,8 +19,6 @@ public struct SessionIndex: Sendable {
     public static let suffix = ".session.json"
     /// Records kept: past this many, the oldest of sessions whose journal is gone are deleted.
     public static let defaultCapacity = 1_000
-    /// A temporary file older than this was left by a process killed mid-write.
-    static let abandonedTemporarySeconds = 600
 
     /// The `sessions/` folder.
     public let folder: String
@@ -118,15 +116,7 @@ public struct SessionIndex: Sendable {
     }
 
     private func removeAbandonedTemporaries() {
-        let now = time(nil)
-        for name in listing() where name.hasPrefix(".") && name.contains(Self.suffix + ".tmp-") {
-            var status = stat()
-            let path = folder + "/" + name
-            guard stat(path, &status) == 0, now - status.st_mtim.tv_sec > Self.abandonedTemporarySeconds else {
-                continue
-            }
-            unlink(path)
-        }
+        AbandonedTemporaries.remove(in: folder) { $0.hasPrefix(".") && $0.contains(Self.suffix + ".tmp-") }
     }
 
     /// Names of the form `<valid id>.session.json`.

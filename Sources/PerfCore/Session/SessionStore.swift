@@ -209,8 +209,10 @@ public final class SessionStore: Sendable {
         try? index.write(record)
     }
 
-    /// Deletes lock files left without a journal by a crash inside ``acknowledge(_:)``.
+    /// Deletes lock files left without a journal by a crash inside ``acknowledge(_:)``, and the
+    /// temporary names of lock files a start killed before linking them (``SessionLockFile``).
     private func removeStaleLocks(_ names: [String]) {
+        AbandonedTemporaries.remove(in: sessionsDirectory.path) { $0.hasPrefix(".lock-") }
         let present = Set(names)
         for name in names where name.hasSuffix(".lock") {
             let id = String(name.dropLast(".lock".count))
