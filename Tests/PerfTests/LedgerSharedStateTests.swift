@@ -21,11 +21,24 @@ import Testing
         let cap = 4_096
         let first = try LedgerWriter(directory: directory.url, capBytes: cap)
         let second = try LedgerWriter(directory: directory.url, capBytes: cap)
-        // The second writer ends a line for every three of the first's (and its last three).
+        // The second writer ends a line for every three of the first's (and its last three). Both
+        // files stay within the cap after every line, not only at the end.
+        var overCap: [String] = []
+        func checkSizes(_ sequence: Int) {
+            for path in [first.path, first.previousPath] {
+                var status = stat()
+                if stat(path, &status) == 0, Int(status.st_size) > cap {
+                    overCap.append("\(path.hasSuffix(".prev") ? ".prev" : "current") \(status.st_size) B at \(sequence)")
+                }
+            }
+        }
         for sequence in 0..<200 {
             try first.append(Self.line("w1", sequence))
+            checkSizes(sequence)
             if sequence % 3 == 2 || sequence >= 197 { try second.append(Self.line("w2", second.statistics.linesWritten)) }
+            checkSizes(sequence)
         }
+        #expect(overCap.isEmpty, "\(overCap.prefix(3))")
         let written = second.statistics.linesWritten
         let check = SharedLedgerCheck(directory: directory.url, cap: cap, sessions: ["w1"], lines: 200)
         let checkSecond = SharedLedgerCheck(directory: directory.url, cap: cap, sessions: ["w2"], lines: written)
