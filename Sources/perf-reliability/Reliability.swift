@@ -45,7 +45,7 @@ enum Reliability {
         },
         Scenario(name: "crash-story") { try ReliabilityKills.crashStory(kills: $0.pick(full: 100, quick: 10), seed: $0.seed) },
         Scenario(name: "span-memory-kill") {
-            try ReliabilitySpanMemory.kills($0.pick(full: 500, quick: 50), seed: $0.seed)
+            try ReliabilitySpanMemory.kills($0.pick(full: 500, quick: 100), seed: $0.seed)
         },
         Scenario(name: "shared-directory") { try ReliabilitySharedDirectory.run(runs: $0.pick(full: 10, quick: 2)) },
         Scenario(name: "disk-fsize") { _ in try ReliabilityDiskFaults.fileSizeLimit() },
