@@ -1,18 +1,21 @@
 // Writing Prometheus text exposition (format 0.0.4): families with HELP and TYPE, escaped label
 // values, one spelling per number, and never a timestamp (node_exporter's textfile collector
-// rejects a whole file that has one).
-import Perf
+// rejects a whole file that has one). One writer for the report export (PerfReport) and the live
+// `Perf.prometheusText()`, so both spell every number, label and bucket alike.
+import PerfCore
 
 /// A text exposition being written, one family at a time so each family's samples stay together.
-struct PrometheusText {
+package struct PrometheusText {
     /// A label's name and (unescaped) value.
-    typealias Label = (name: String, value: String)
+    package typealias Label = (name: String, value: String)
 
-    private(set) var bytes: [UInt8] = []
+    package private(set) var bytes: [UInt8] = []
+
+    package init() {}
 
     /// Writes `# HELP` and `# TYPE` and the samples `body` adds; nothing when it adds none, so
     /// no family is announced without samples.
-    mutating func family(_ name: String, type: String, help: String, _ body: (inout Family) -> Void) {
+    package mutating func family(_ name: String, type: String, help: String, _ body: (inout Family) -> Void) {
         var family = Family(name: name)
         body(&family)
         guard !family.lines.isEmpty else { return }
@@ -21,12 +24,12 @@ struct PrometheusText {
     }
 
     /// The samples of one family.
-    struct Family {
-        let name: String
+    package struct Family {
+        package let name: String
         fileprivate(set) var lines: [UInt8] = []
 
         /// `name{labels} value` (or `name_suffix{…}` for a histogram's series).
-        mutating func sample(suffix: String = "", _ labels: [Label], _ value: PrometheusText.Value) {
+        package mutating func sample(suffix: String = "", _ labels: [Label], _ value: PrometheusText.Value) {
             lines.append(contentsOf: (name + suffix).utf8)
             if !labels.isEmpty {
                 lines.append(UInt8(ascii: "{"))
@@ -45,7 +48,7 @@ struct PrometheusText {
         /// `_sum` and `_count`.
         ///
         /// - Parameter cumulativeCount: How many observations are at or below a bound in seconds.
-        mutating func histogram(
+        package mutating func histogram(
             _ labels: [Label], bounds: [(text: String, seconds: Double)], cumulativeCount: (Double) -> UInt64,
             count: UInt64, sumSeconds: Double
         ) {
@@ -62,11 +65,11 @@ struct PrometheusText {
     }
 
     /// A sample value.
-    enum Value {
+    package enum Value {
         case integer(UInt64)
         case double(Double)
 
-        var text: String {
+        package var text: String {
             switch self {
             case .integer(let value): return String(value)
             case .double(let value):
@@ -79,10 +82,10 @@ struct PrometheusText {
     }
 
     /// A label value with `\`, `"` and newline escaped, as the format requires.
-    static func escapeLabelValue(_ value: String) -> String { escape(value, quotes: true) }
+    package static func escapeLabelValue(_ value: String) -> String { escape(value, quotes: true) }
 
     /// HELP text with `\` and newline escaped.
-    static func escapeHelp(_ help: String) -> String { escape(help, quotes: false) }
+    package static func escapeHelp(_ help: String) -> String { escape(help, quotes: false) }
 
     private static func escape(_ value: String, quotes: Bool) -> String {
         var escaped = ""
@@ -96,5 +99,22 @@ struct PrometheusText {
             }
         }
         return escaped
+    }
+
+    /// Histogram bucket upper bounds, fixed so series from every machine aggregate: as written
+    /// in `le`, and in seconds.
+    package static let bounds: [(text: String, seconds: Double)] = [
+        "0.0005", "0.001", "0.0025", "0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "0.5", "1", "2.5", "5",
+        "10", "30", "60",
+    ].map { ($0, Double($0)!) }
+}
+
+extension PrometheusText.Family {
+    /// A latency histogram's cumulative buckets over ``PrometheusText/bounds``, in seconds.
+    package mutating func histogram(_ labels: [PrometheusText.Label], _ histogram: LatencyHistogram) {
+        self.histogram(
+            labels, bounds: PrometheusText.bounds,
+            cumulativeCount: { histogram.count(atOrBelowNanos: UInt64(($0 * 1e9).rounded())) }, count: histogram.count,
+            sumSeconds: Double(histogram.sumNanos) / 1e9)
     }
 }
