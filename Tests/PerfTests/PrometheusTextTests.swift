@@ -63,7 +63,9 @@ extension PerfGlobalStateTests {
                         value(all, "perf_span_duration_seconds_bucket", span.merging(["le": bound]) { $1 }) == count,
                         "le \(bound)")
                 }
-                let buckets = all.filter { $0.name == "perf_span_duration_seconds_bucket" && $0.labels["span"] == "prom.api.get" }
+                let buckets = all.filter {
+                    $0.name == "perf_span_duration_seconds_bucket" && $0.labels["span"] == "prom.api.get"
+                }
                 #expect(buckets.count == PrometheusText.bounds.count + 1)
                 #expect(value(all, "perf_span_duration_seconds_count", span) == "5")
                 let sum = try #require(value(all, "perf_span_duration_seconds_sum", span).flatMap(Double.init))
@@ -160,7 +162,8 @@ extension PerfGlobalStateTests {
                 let text = Perf.prometheusText()
                 #expect(text.hasSuffix("\n"))
                 for line in text.split(separator: "\n", omittingEmptySubsequences: false).dropLast() {
-                    let ok = line.hasPrefix("# HELP ") || line.hasPrefix("# TYPE ") || PrometheusGrammar.sample(line) != nil
+                    let ok =
+                        line.hasPrefix("# HELP ") || line.hasPrefix("# TYPE ") || PrometheusGrammar.sample(line) != nil
                     #expect(ok, "\(line)")
                 }
             }

@@ -77,8 +77,8 @@ package struct PrometheusMetrics {
         }
         var counts = Dictionary(uniqueKeysWithValues: Self.statuses.map { ($0, UInt64(0)) })
         counts.merge(sessions, uniquingKeysWith: +)
-        text.family("perf_sessions", type: "gauge", help: help(report: "in the report", live: "this process knows of")) {
-            family in
+        let known = source == .report ? "in the report" : "this process knows of"
+        text.family("perf_sessions", type: "gauge", help: "Sessions (process runs) \(known), by status.") { family in
             for (status, count) in counts.sorted(by: { $0.key < $1.key }) {
                 family.sample([app, ("status", status)], .integer(count))
             }
@@ -93,11 +93,6 @@ package struct PrometheusMetrics {
             if let residentMemoryBytes { family.sample([app], .integer(residentMemoryBytes)) }
         }
         return text.bytes
-    }
-
-    /// The sessions HELP text for this source.
-    private func help(report: String, live: String) -> String {
-        "Sessions (process runs) \(source == .report ? report : live), by status."
     }
 
     private func spanFamilies(app: PrometheusText.Label, into text: inout PrometheusText) {
@@ -130,7 +125,10 @@ package struct PrometheusMetrics {
         let totals: [(String, String, UInt64)] = [
             ("perf_hangs_total", "Hangs the watchdog reported (not hitches).", hangs),
             ("perf_hangs_fatal_total", "Hangs the process died in.", fatalHangs),
-            ("perf_hangs_suppressed_total", "Slow episodes not blamed (paused, stalled host, debugger).", suppressedHangs),
+            (
+                "perf_hangs_suppressed_total", "Slow episodes not blamed (paused, stalled host, debugger).",
+                suppressedHangs
+            ),
         ]
         for (name, help, value) in totals {
             text.family(name, type: "counter", help: help) { $0.sample([app], .integer(value)) }
