@@ -24,9 +24,11 @@ extension Perf {
     /// and no `perf_report_generated_timestamp_seconds` (there is no report). Counters and
     /// histogram series only grow while a session lasts: a call reads, it never resets.
     ///
-    /// A call copies the counters out and renders without holding any lock the program's
-    /// threads take on their own paths (spans end, and hangs are recorded, while it runs). It
-    /// costs about a millisecond per thousand span names (`perf-bench --only metrics`).
+    /// A call copies the histograms and counters out and renders without holding any lock the
+    /// program's threads take on their own paths (spans end, and hangs are recorded, while it
+    /// runs). Most of its cost is that copy, the one ``spanHistograms()`` makes: on a shared
+    /// 2-core machine a median of about 1.2 ms with 100 span names (174 KB of text) and 30 ms
+    /// with 1,000 (1.7 MB), `perf-bench --only metrics`; scraped every 15 s, 0.2 % of a core.
     ///
     /// ```swift
     /// router.get("/metrics") { _ in

@@ -30,18 +30,7 @@ package struct PrometheusText {
 
         /// `name{labels} value` (or `name_suffix{…}` for a histogram's series).
         package mutating func sample(suffix: String = "", _ labels: [Label], _ value: PrometheusText.Value) {
-            lines.append(contentsOf: (name + suffix).utf8)
-            if !labels.isEmpty {
-                lines.append(UInt8(ascii: "{"))
-                for (index, label) in labels.enumerated() {
-                    if index > 0 { lines.append(UInt8(ascii: ",")) }
-                    lines.append(contentsOf: "\(label.name)=\"\(PrometheusText.escapeLabelValue(label.value))\"".utf8)
-                }
-                lines.append(UInt8(ascii: "}"))
-            }
-            lines.append(UInt8(ascii: " "))
-            lines.append(contentsOf: value.text.utf8)
-            lines.append(UInt8(ascii: "\n"))
+            append(suffix: suffix, series: Self.openSeries(labels), le: nil, value)
         }
 
         /// A histogram's cumulative `_bucket` series for `bounds` (seconds) and `+Inf`, then
@@ -52,15 +41,52 @@ package struct PrometheusText {
             _ labels: [Label], bounds: [(text: String, seconds: Double)], cumulativeCount: (Double) -> UInt64,
             count: UInt64, sumSeconds: Double
         ) {
+            // The labels are escaped once for the series' 19 lines, not once per line.
+            let series = Self.openSeries(labels)
             var previous: UInt64 = 0
             for bound in bounds {
                 // Never above the total and never below the previous bucket, whatever the source.
                 previous = min(max(previous, cumulativeCount(bound.seconds)), count)
-                sample(suffix: "_bucket", labels + [("le", bound.text)], .integer(previous))
+                append(suffix: "_bucket", series: series, le: bound.text, .integer(previous))
             }
-            sample(suffix: "_bucket", labels + [("le", "+Inf")], .integer(count))
-            sample(suffix: "_sum", labels, .double(sumSeconds))
-            sample(suffix: "_count", labels, .integer(count))
+            append(suffix: "_bucket", series: series, le: "+Inf", .integer(count))
+            append(suffix: "_sum", series: series, le: nil, .double(sumSeconds))
+            append(suffix: "_count", series: series, le: nil, .integer(count))
+        }
+
+        /// `{a="x",b="y"` (no closing brace, so `le` can follow), or nothing without labels.
+        private static func openSeries(_ labels: [Label]) -> [UInt8] {
+            var series: [UInt8] = []
+            for label in labels {
+                series.append(UInt8(ascii: series.isEmpty ? "{" : ","))
+                appendLabel(label.name, label.value, into: &series)
+            }
+            return series
+        }
+
+        private static func appendLabel(_ name: String, _ value: String, into bytes: inout [UInt8]) {
+            bytes.append(contentsOf: name.utf8)
+            bytes.append(contentsOf: "=\"".utf8)
+            PrometheusText.appendEscaped(value, quotes: true, into: &bytes)
+            bytes.append(UInt8(ascii: "\""))
+        }
+
+        /// `name_suffix{series,le="bound"} value` and a newline.
+        private mutating func append(suffix: String, series: [UInt8], le: String?, _ value: PrometheusText.Value) {
+            lines.append(contentsOf: name.utf8)
+            lines.append(contentsOf: suffix.utf8)
+            if let le {
+                lines.append(contentsOf: series)
+                lines.append(UInt8(ascii: series.isEmpty ? "{" : ","))
+                Self.appendLabel("le", le, into: &lines)
+                lines.append(UInt8(ascii: "}"))
+            } else if !series.isEmpty {
+                lines.append(contentsOf: series)
+                lines.append(UInt8(ascii: "}"))
+            }
+            lines.append(UInt8(ascii: " "))
+            value.append(to: &lines)
+            lines.append(UInt8(ascii: "\n"))
         }
     }
 
@@ -70,13 +96,29 @@ package struct PrometheusText {
         case double(Double)
 
         package var text: String {
+            var out: [UInt8] = []
+            append(to: &out)
+            return String(decoding: out, as: UTF8.self)
+        }
+
+        /// Appends the value's one spelling.
+        func append(to out: inout [UInt8]) {
             switch self {
-            case .integer(let value): return String(value)
+            case .integer(let value):
+                // Digits written in place: a String per sample line was most of a scrape's cost.
+                guard value > 0 else { return out.append(UInt8(ascii: "0")) }
+                let start = out.count
+                var rest = value
+                while rest > 0 {
+                    out.append(UInt8(ascii: "0") + UInt8(rest % 10))
+                    rest /= 10
+                }
+                out[start...].reverse()
             case .double(let value):
-                guard value.isFinite else { return value.isNaN ? "NaN" : (value > 0 ? "+Inf" : "-Inf") }
-                var out: [UInt8] = []
+                guard value.isFinite else {
+                    return out.append(contentsOf: (value.isNaN ? "NaN" : (value > 0 ? "+Inf" : "-Inf")).utf8)
+                }
                 LedgerEncoder.appendDouble(value, into: &out)
-                return String(decoding: out, as: UTF8.self)
             }
         }
     }
@@ -88,17 +130,22 @@ package struct PrometheusText {
     package static func escapeHelp(_ help: String) -> String { escape(help, quotes: false) }
 
     private static func escape(_ value: String, quotes: Bool) -> String {
-        var escaped = ""
-        escaped.reserveCapacity(value.utf8.count)
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\\": escaped += "\\\\"
-            case "\"" where quotes: escaped += "\\\""
-            case "\n": escaped += "\\n"
-            default: escaped.unicodeScalars.append(scalar)
+        var escaped: [UInt8] = []
+        appendEscaped(value, quotes: quotes, into: &escaped)
+        return String(decoding: escaped, as: UTF8.self)
+    }
+
+    /// `\`, newline and (with `quotes`) `"` escaped; every other byte as it is (the three are
+    /// ASCII, so no byte of a multi-byte character is ever taken for one).
+    static func appendEscaped(_ value: String, quotes: Bool, into bytes: inout [UInt8]) {
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+            case UInt8(ascii: "\"") where quotes: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+            case UInt8(ascii: "\n"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+            default: bytes.append(byte)
             }
         }
-        return escaped
     }
 
     /// Histogram bucket upper bounds, fixed so series from every machine aggregate: as written
