@@ -3,18 +3,17 @@
 // read its stderr.
 //   hang:  a hang watchdog on a queue that blocks 600 ms once in `HangLogChild.loadStore()`; once
 //          the hang is reported it shuts Perf down, prints "done" and exits.
-//   kill:  the same queue blocks for a minute; prints "fatal" once the hang is journalled as in
-//          progress, and waits to be killed.
-//   start: installs, shuts down, prints "done" (the next start after a kill recovers it).
+//   start: installs, shuts down, prints "done" (the start after `facade hang <dir>` was killed
+//          recovers it).
 import Foundation
 import Glibc
 import Perf
 
 enum HangLogChild {
     static func run(_ arguments: [String]) -> Int32 {
-        guard arguments.count >= 2, ["hang", "kill", "start"].contains(arguments[1]) else {
+        guard arguments.count >= 2, ["hang", "start"].contains(arguments[1]) else {
             FileHandle.standardError.write(
-                Data("usage: perf-test-child hang-log <dir> hang|kill|start [log] [label=<label>]\n".utf8))
+                Data("usage: perf-test-child hang-log <dir> hang|start [log] [label=<label>]\n".utf8))
             return 2
         }
         let label = arguments.first { $0.hasPrefix("label=") }.map { String($0.dropFirst(6)) } ?? "child.db.writer"
@@ -22,28 +21,18 @@ enum HangLogChild {
             Perf.Configuration(
                 directory: URL(fileURLWithPath: arguments[0]), app: Perf.AppInfo(name: "hang-log-child", version: "1"),
                 recording: .enabled, logToStandardError: arguments.contains("log") ? Perf.LogLines() : nil))
-        let queue = DispatchQueue(label: label)
-        let reported = DispatchSemaphore(value: 0)
-        var configuration = Perf.HangWatchdog.Configuration()
-        configuration.startupGrace = .zero
-        switch arguments[1] {
-        case "hang":
+        if arguments[1] == "hang" {
+            let queue = DispatchQueue(label: label)
+            let reported = DispatchSemaphore(value: 0)
+            var configuration = Perf.HangWatchdog.Configuration()
+            configuration.startupGrace = .zero
             configuration.onEpisode = { episode in if episode.kind == .hang { reported.signal() } }
             let watchdog = Perf.HangWatchdog(monitoring: .queue(queue), configuration: configuration)
             watchdog.start()
             queue.asyncAfter(deadline: .now() + .milliseconds(200)) { loadStore(milliseconds: 600) }
             reported.wait()
-            Perf.shutdown()
-        case "kill":
-            configuration.fatalAfter = .milliseconds(1_500)
-            configuration.onFatal = { _ in acknowledge("fatal") }
-            let watchdog = Perf.HangWatchdog(monitoring: .queue(queue), configuration: configuration)
-            watchdog.start()
-            queue.asyncAfter(deadline: .now() + .milliseconds(200)) { loadStore(milliseconds: 60_000) }
-            while true { pause() }
-        default:
-            Perf.shutdown()
         }
+        Perf.shutdown()
         acknowledge("done")
         return 0
     }

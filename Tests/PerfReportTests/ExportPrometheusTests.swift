@@ -78,9 +78,7 @@ import Testing
     @Test func totalsSessionsMemoryAndIdentity() throws {
         let samples = PrometheusGrammar.samples(PrometheusExport.render(try ExportFixture.input()))
         func value(_ name: String, _ labels: [String: String] = [:]) -> String? {
-            samples.first { sample in
-                sample.name == name && labels.allSatisfy { sample.labels[$0.key] == $0.value }
-            }?.value
+            PrometheusGrammar.value(in: samples, name, labels)
         }
         #expect(value("perf_hangs_total") == "1")
         #expect(value("perf_hangs_fatal_total") == "1")

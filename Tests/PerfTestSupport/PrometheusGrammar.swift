@@ -156,4 +156,11 @@ public enum PrometheusGrammar {
         }
         return types
     }
+
+    /// The value of the first sample named `name` whose labels include `labels`.
+    public static func value(in samples: [Sample], _ name: String, _ labels: [String: String] = [:]) -> String? {
+        samples.first { sample in
+            sample.name == name && labels.allSatisfy { sample.labels[$0.key] == $0.value }
+        }?.value
+    }
 }

@@ -33,9 +33,7 @@ extension PerfGlobalStateTests {
         private func value(
             _ samples: [PrometheusGrammar.Sample], _ name: String, _ labels: [String: String] = [:]
         ) -> String? {
-            samples.first { sample in
-                sample.name == name && labels.allSatisfy { sample.labels[$0.key] == $0.value }
-            }?.value
+            PrometheusGrammar.value(in: samples, name, labels)
         }
 
         /// Ends a span of `api.get` (budget 25 ms) lasting `ms` on the manual clock.
