@@ -58,17 +58,20 @@ enum LivePrometheus {
         let histograms = runtime.allHistograms().filter { !$0.value.isEmpty }
         let live = runtime.operations.metrics
         var counts = live.snapshot
-        let names = Set(histograms.keys).union(counts.overBudget.keys)
+        let names = Set(histograms.keys).union(counts.spans.keys)
         // A span never over budget and never registered told no record its budget: the flight
         // recorder's newest end of it did. Looked up once per name, then remembered.
-        if names.contains(where: { counts.budgets[$0] == nil }), let flight = runtime.recorder.flightRecorder {
+        if names.contains(where: { counts.spans[$0]?.budgetNanos == nil }),
+            let flight = runtime.recorder.flightRecorder
+        {
             live.learnBudgets(newestBudgets(flight.snapshot()))
             counts = live.snapshot
         }
         metrics.spans = names.sorted().map { name in
-            PrometheusMetrics.Span(
-                name: name, histogram: histograms[name], overBudget: counts.overBudget[name] ?? 0,
-                budgetSeconds: (counts.budgets[name] ?? nil).map { Double($0) / 1_000_000 / 1_000 })
+            let span = counts.spans[name] ?? LiveMetrics.Span()
+            return PrometheusMetrics.Span(
+                name: name, histogram: histograms[name], overBudget: span.overBudget,
+                budgetSeconds: (span.budgetNanos ?? nil).map { Double($0) / 1_000_000 / 1_000 })
         }
         metrics.sessions = counts.recoveredSessions.merging(["active": 1], uniquingKeysWith: +)
         metrics.hangs = counts.hangs

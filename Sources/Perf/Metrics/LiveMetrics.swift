@@ -7,12 +7,19 @@ import Synchronization
 
 /// Counters of one runtime's session, monotonic while it lasts: nothing here is reset by a read.
 final class LiveMetrics: RecordSink, Sendable {
+    /// One span name's counters.
+    struct Span: Sendable, Equatable {
+        /// Ends over budget.
+        var overBudget: UInt64 = 0
+        /// The newest budget an emitted end of the name carried (`.some(nil)`: none, recorded
+        /// every time); `nil` while no end told.
+        var budgetNanos: UInt64?? = nil
+    }
+
     /// What a scrape copies out.
     struct Counts: Sendable, Equatable {
-        /// Ends over budget, per span name.
-        var overBudget: [String: UInt64] = [:]
-        /// The newest budget an emitted end of the name carried (`.some(nil)`: none, recorded every time).
-        var budgets: [String: UInt64?] = [:]
+        /// Span counters by name.
+        var spans: [String: Span] = [:]
         /// Hangs (not hitches) reported, those the process died in (or reached `fatalAfter`), and
         /// suppressed ones: the ledger digest's rules, so the live and report totals agree.
         var hangs: UInt64 = 0, fatalHangs: UInt64 = 0, suppressedHangs: UInt64 = 0
@@ -29,12 +36,11 @@ final class LiveMetrics: RecordSink, Sendable {
     func receive(_ record: SequencedRecord) {
         switch record.record {
         case .spanEnded(let end):
+            let over = end.budgetNanos.map { budget in end.durationNanos.map { $0 > budget } ?? false } ?? false
             counts.withLock { counts in
-                guard counts.budgets[end.name] != nil || counts.budgets.count < Self.maximumNames else { return }
-                counts.budgets[end.name] = .some(end.budgetNanos)
-                if let budget = end.budgetNanos, let duration = end.durationNanos, duration > budget {
-                    counts.overBudget[end.name, default: 0] += 1
-                }
+                guard counts.spans.count < Self.maximumNames || counts.spans[end.name] != nil else { return }
+                // One lookup, updated in place: this runs on every over-budget end.
+                counts.spans[end.name, default: Span()].update(budgetNanos: end.budgetNanos, over: over)
             }
         case .hang(let hang) where hang.kind == .hang:
             counts.withLock { counts in
@@ -70,13 +76,20 @@ final class LiveMetrics: RecordSink, Sendable {
     /// Remembers budgets learnt elsewhere (the flight recorder) for names no record told yet.
     func learnBudgets(_ budgets: [String: UInt64?]) {
         counts.withLock { counts in
-            for (name, budget) in budgets where counts.budgets[name] == nil {
-                guard counts.budgets.count < Self.maximumNames else { return }
-                counts.budgets[name] = .some(budget)
+            for (name, budget) in budgets where counts.spans[name]?.budgetNanos == nil {
+                guard counts.spans.count < Self.maximumNames || counts.spans[name] != nil else { return }
+                counts.spans[name, default: Span()].budgetNanos = .some(budget)
             }
         }
     }
 
     /// A copy of the counters.
     var snapshot: Counts { counts.withLock { $0 } }
+}
+
+extension LiveMetrics.Span {
+    mutating func update(budgetNanos: UInt64?, over: Bool) {
+        self.budgetNanos = .some(budgetNanos)
+        if over { overBudget += 1 }
+    }
 }
