@@ -16,6 +16,7 @@ let children: [String: ([String]) -> Int32] = [
     "sessions": SessionIndexChild.run,
     "systemd": SystemdChild.run,
     "hang-log": HangLogChild.run,
+    "sanitizer-host": SanitizerHostChild.run,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())
