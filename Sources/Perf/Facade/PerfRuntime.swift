@@ -48,6 +48,7 @@ final class PerfRuntime: Sendable {
         self.session = session
         self.notifier = notifier
         heartbeat = histograms.memory.isFileBacked ? SpanMemoryHeartbeat(memory: histograms.memory, clock: clock) : nil
+        Probes.session(start: true, pid: getpid())  // USDT perf:session_start
     }
 
     /// Builds a runtime. Never throws: a directory that cannot be used costs one message on
@@ -175,6 +176,7 @@ final class PerfRuntime: Sendable {
     func shutdown() {
         recorder.closeAll(exit: .cancelled)
         recorder.pipeline.emit(.session(SessionEventRecord(sessionID: sessionID, event: .end, wallNanos: clock.wallNanos())))
+        Probes.session(start: false, pid: getpid())  // USDT perf:session_end
         recorder.pipeline.flush()
         heartbeat?.stop()
         // The shutdown snapshot holds the histograms now; the file goes, like the journal's end,

@@ -111,6 +111,7 @@ public final class SpanRecorder: Sendable {
         let nameRef = histograms.record(token.name, nanos: elapsed, site: token.site)
         flight?.record(
             token.name, nameRef: nameRef, startNanos: token.startNanos, durationNanos: elapsed, budgetNanos: token.budgetNanos, exit: exit)
+        Probes.spanEnd(token.name, durationNanos: elapsed, budgetNanos: token.budgetNanos, exit: exit)
         if elapsed >= token.recordThresholdNanos {
             recordScopedEnd(token, elapsed: elapsed, exit: exit, reason: reason, detail: detail, count: count)
         }
