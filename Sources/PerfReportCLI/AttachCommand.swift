@@ -5,7 +5,6 @@ import Foundation
 import Glibc
 import Perf
 import PerfReport
-import Synchronization
 
 enum AttachCommand {
     static let spec = CommandSpec(
@@ -131,31 +130,49 @@ package struct ProbeAttach: Sendable {
         return ProbeScript.hits(text, group: events.group, probeOfEvent: events.probeOfEvent)
     }
 
-    /// Runs a tool to its end: its standard output, or its exit status and standard error as the error.
+    /// Runs a tool to its end: its standard output, or its exit status and standard error as the
+    /// error. The tool starts with no signal blocked and default handlers: a caller's blocked
+    /// SIGCHLD (any thread of a Swift program may block it) left `perf record` waiting forever for
+    /// its workload.
     @discardableResult
     package static func run(_ tool: String, _ arguments: [String], what: String) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        // Drained on another thread while this one reads stdout, so neither pipe fills.
-        let errorText = Mutex("")
-        let drained = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
-            let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            errorText.withLock { $0 = text }
-            drained.signal()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("perf-run-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let outPath = directory.appendingPathComponent("stdout").path
+        let errPath = directory.appendingPathComponent("stderr").path
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var none = sigset_t()
+        sigemptyset(&none)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGCHLD, SIGINT, SIGTERM, SIGPIPE, SIGPROF] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        let argv = ([tool] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var child: pid_t = 0
+        let spawned = posix_spawn(&child, tool, &actions, &attributes, argv, environ)
+        guard spawned == 0 else {
+            throw ProbeEvents.Unavailable("cannot run \(tool): \(String(cString: strerror(spawned)))")
         }
-        let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        drained.wait()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            let message = errorText.withLock { $0 }.trimmingCharacters(in: .whitespacesAndNewlines)
-            throw ProbeEvents.Unavailable("\(what) failed (exit \(process.terminationStatus)): \(message)")
+        var status: Int32 = 0
+        while waitpid(child, &status, 0) < 0 && errno == EINTR {}
+        let output = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
+        guard status == 0 else {
+            let message = ((try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "")
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            let how = status & 0x7F == 0 ? "exit \((status >> 8) & 0xFF)" : "signal \(status & 0x7F)"
+            throw ProbeEvents.Unavailable("\(what) failed (\(how)): \(message)")
         }
         return output
     }

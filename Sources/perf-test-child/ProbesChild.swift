@@ -3,7 +3,7 @@
 // stdout, so the test can compare the probe hits with the truth.
 //
 //   (no mode)  ends the spans of `plan` (known names, busy-wait durations measured with
-//              CLOCK_MONOTONIC), one keyed span and one note, then blocks its watched queue for
+//              CLOCK_MONOTONIC inside the span), one keyed span and one note, then blocks its watched queue for
 //              400 ms in `ProbesChild.stallWatchedQueue` (one hang) and exits.
 //              Lines: {"span":NAME,"ns":N,"budgetNs":B,"over":true|false} per span end,
 //              {"hang":TARGET,"culprit":SYMBOL} per watchdog episode, {"done":true}.
@@ -28,11 +28,13 @@ enum ProbesChild {
         let work = arguments.compactMap { $0.hasPrefix("work=") ? Double($0.dropFirst(5)) : nil }.first ?? 20
         if arguments.contains("forever") { return forever(workMicros: work) }
         for step in plan {
-            let start = perf_monotonic_ns()
+            // Measured inside the span, so Perf's duration holds it plus only the clock reads
+            // around it (never a first end's registration of the name).
             let span = Perf.begin(step.name, slowMs: step.slowMs)
+            let start = perf_monotonic_ns()
             spin(nanos: UInt64(step.ms * 1_000_000))
-            span.end()
             let ns = perf_monotonic_ns() - start
+            span.end()
             let budget = step.slowMs.map { UInt64($0 * 1_000_000) }
             emit(
                 "{\"span\":\"\(step.name)\",\"ns\":\(ns),\"budgetNs\":\(budget ?? 0),\"over\":\(budget.map { ns > $0 } ?? false)}"
