@@ -15,7 +15,9 @@ let probeRecordingUnavailable: String? = {
 }()
 
 @Suite(.serialized) struct ProbeRecordTests {
-    static let child = BuildProducts.testChild
+    /// scripts/validate-probes.sh points these at the release build.
+    static let child = ProcessInfo.processInfo.environment["PERF_PROBES_CHILD"] ?? BuildProducts.testChild
+    static let report = ProcessInfo.processInfo.environment["PERF_PROBES_REPORT"] ?? BuildProducts.executable("perf-report")
 
     @Test(.enabled(if: probeRecordingUnavailable == nil, "\(probeRecordingUnavailable ?? "")"))
     func perfRecordSeesTheSpansAndTheHangTheProgramMade() throws {
@@ -87,7 +89,7 @@ let probeRecordingUnavailable: String? = {
         let trace = directory.url.appendingPathComponent("trace.json")
         // perf-report runs while this thread keeps reading the child's rates (its pipe must not fill).
         let attach = try ChildProcess(
-            executable: BuildProducts.executable("perf-report"),
+            executable: Self.report,
             arguments: ["attach", "--pid", String(child.pid), "--seconds", "2", "-o", trace.path], quiet: true)
         var during: [Int] = []
         var summary: [String] = []

@@ -58,7 +58,9 @@ PERF_PROBE_SEMAPHORE(session_end);
 
 // The note: namesz, descsz, type 3, "stapsdt", then pc, the base marker's address, the semaphore's
 // address, and provider NUL name NUL arguments NUL. `.stapsdt.base` (one byte, once per object)
-// lets a tracer correct the addresses for prelinking. The "?" flag puts the note in the group of
+// lets a tracer correct the addresses for prelinking; it is marked retained ("R", SHF_GNU_RETAIN)
+// because only the non-allocated note refers to it and a release link's --gc-sections dropped
+// it, after which gdb ignored every probe. The "?" flag puts the note in the group of
 // the function holding the nop, so the linker drops the note with a discarded copy of it.
 #define PERF_PROBE_ASM(probe, args)                                                           \
     "990: nop\n"                                                                              \
@@ -76,7 +78,7 @@ PERF_PROBE_SEMAPHORE(session_end);
     "994: .balign 4\n"                                                                        \
     ".popsection\n"                                                                           \
     ".ifndef _.stapsdt.base\n"                                                                \
-    ".pushsection .stapsdt.base,\"aG\",\"progbits\",.stapsdt.base,comdat\n"                   \
+    ".pushsection .stapsdt.base,\"aGR\",\"progbits\",.stapsdt.base,comdat\n"                  \
     ".weak _.stapsdt.base\n"                                                                  \
     ".hidden _.stapsdt.base\n"                                                                \
     "_.stapsdt.base: .space 1\n"                                                              \
