@@ -17,6 +17,7 @@ let children: [String: ([String]) -> Int32] = [
     "systemd": SystemdChild.run,
     "hang-log": HangLogChild.run,
     "sanitizer-host": SanitizerHostChild.run,
+    "probes": ProbesChild.run,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())
