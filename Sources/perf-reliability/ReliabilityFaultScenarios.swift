@@ -42,15 +42,28 @@ extension ReliabilityFaultInjection {
         let returnsPass =
             returns.exitedCleanly && returns.invalid == 0 && returns.dropped == [60] && missing.count == 60
             && returns.messages.count == 1 && returns.sessionStatus == "terminated"
+        // The whole process's disk fills (every write(2), not only the ledger's: the journal, the
+        // session index, stderr): the session must still end `terminated`, not stay `active`.
+        let whole = try run(
+            lines: lines, cap: 1 << 20,
+            wrapper: { data, _ in
+                ("strace", ["-f", "-qq", "-o", "/dev/null", "-e", "inject=write:error=ENOSPC:when=151+", testChild,
+                    "quiet-writer", data.path, "\(lines)"])
+            })
+        let wholePass =
+            whole.exitedCleanly && whole.invalid == 0 && whole.spans == Array(0..<whole.spans.count)
+            && whole.spans.count >= 100 && whole.sessionStatus == "terminated"
         return ScenarioResult(
             scenario: name,
-            done: "\(lines) ends twice: ENOSPC on every ledger write from the 201st to the end, then on writes "
-                + "201–260 only",
+            done: "\(lines) ends three times: ENOSPC on every ledger write from the 201st to the end; on writes "
+                + "201–260 only; on every write(2) of the process from its 151st (`perf-test-child quiet-writer`)",
             target: "one stderr message; lines before the fault kept; the session ends `terminated` (not "
                 + "`active`); when space returns, `dropped` 60 precedes the next line; normal exit",
             result: "full to the end: \(full.summary); space returns: \(returns.summary), \(missing.count) "
-                + "ends missing",
-            pass: fullPass && returnsPass, notes: full.messages.first ?? "",
+                + "ends missing; whole process: \(whole.summary)",
+            pass: fullPass && returnsPass && wholePass,
+            notes: "the session's end record is written ahead at its start and overwritten in place at its end "
+                + "(no new block), so a full disk still records the end; " + (full.messages.first ?? ""),
             counts: ["keptWhileFull": Double(kept.count), "droppedReported": Double(returns.dropped.reduce(0, +))])
     }
 

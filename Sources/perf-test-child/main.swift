@@ -15,6 +15,7 @@ let children: [String: ([String]) -> Int32] = [
     "span-memory": SpanMemoryChild.run,
     "sessions": SessionIndexChild.run,
     "systemd": SystemdChild.run,
+    "quiet-writer": QuietWriterChild.run,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())
