@@ -27,7 +27,7 @@ enum ReliabilityFaultInjection {
 
         var exitedCleanly: Bool { ChildProcess.exitedNormally(status) && ChildProcess.exitCode(status) == 0 }
 
-        /// Sequences below `lines` that are neither in the ledger nor counted in a `dropped` line's run.
+        /// Sequences below `lines` with no span line in either file.
         func missing(_ lines: Int) -> [Int] {
             let kept = Set(spans)
             return (0..<lines).filter { !kept.contains($0) }
