@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs Perf's reliability scenarios (issue 9) with release builds of perf-reliability (and the
 # perf-test-child and perf-report it launches), each under `timeout`, and writes the report: SIGKILL
-# soaks, the crash story, disk faults, bad input, concurrency, watchdog false positives and privacy.
+# soaks, the crash story, disk faults, injected syscall faults (strace, an LD_PRELOAD short write),
+# bad input, concurrency, watchdog false positives and privacy.
 # Each scenario is PASS, MISS, or SKIPPED when it cannot run here (no privilege to mount, say):
 # SKIPPED is never a pass and does not fail the run. Exit status 1 when any target is missed (or a
 # scenario times out).
@@ -25,7 +26,7 @@ while [ $# -gt 0 ]; do
         --no-build) build=0 ;;
         --out) out="$2"; shift ;;
         --only) only+=("$2"); shift ;;
-        -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
         *) echo "error: unexpected argument '$1'" >&2; exit 2 ;;
     esac
     shift
@@ -59,11 +60,25 @@ scenarios=(
     "disk-deleted 120 60"
     "disk-readonly 120 60"
     "disk-readonly-mount 120 60"
+    "fault-write-eio 60 30"
+    "fault-write-enospc 60 30"
+    "fault-rename-exdev 60 30"
+    "fault-openat-emfile 60 30"
+    "fault-short-write 60 30"
     "bad-input 900 240"
     "concurrency 300 120"
     "watchdog 300 120"
     "privacy 600 120"
 )
+
+# The fault-* scenarios inject syscall failures with strace: install it when missing and possible
+# (root with apt-get); without it they report SKIPPED, never PASS.
+if ! command -v strace >/dev/null && [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
+    if [ ${#only[@]} -eq 0 ] || [[ " ${only[*]} " =~ " fault-" ]]; then
+        echo "== apt-get install strace (for the fault-* scenarios)" >&2
+        apt-get install -y -qq strace >/dev/null 2>&1 || echo "== strace could not be installed" >&2
+    fi
+fi
 
 results=$(mktemp)
 line=$(mktemp)

@@ -53,6 +53,11 @@ enum Reliability {
         Scenario(name: "disk-deleted") { _ in try ReliabilityDiskFaults.directoryDeleted() },
         Scenario(name: "disk-readonly") { _ in try ReliabilityDiskFaults.readOnly() },
         Scenario(name: "disk-readonly-mount") { _ in try ReliabilityDiskFaults.readOnlyMount() },
+        Scenario(name: "fault-write-eio") { _ in try ReliabilityFaultInjection.writeEIO() },
+        Scenario(name: "fault-write-enospc") { _ in try ReliabilityFaultInjection.writeENOSPC() },
+        Scenario(name: "fault-rename-exdev") { _ in try ReliabilityFaultInjection.renameEXDEV() },
+        Scenario(name: "fault-openat-emfile") { _ in try ReliabilityFaultInjection.openEMFILE() },
+        Scenario(name: "fault-short-write") { _ in try ReliabilityFaultInjection.shortWrite() },
         Scenario(name: "bad-input") {
             try ReliabilityBadInput.run(
                 files: $0.pick(full: 10_000, quick: 1_000), cliRuns: $0.pick(full: 420, quick: 70), seed: $0.seed,

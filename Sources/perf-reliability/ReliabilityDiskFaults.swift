@@ -195,7 +195,8 @@ enum ReliabilityDiskFaults {
                 + "and ledger 0400 for 400 "
                 + "ends (rotation and reopen fail with EACCES), modes restored, 30 more (the 16 KiB cap keeps ~70)",
             target: target, result: outcome.summary, pass: outcome.pass,
-            notes: "lines keep landing through the open descriptor until the cap forces a rotation",
+            notes: "lines keep landing through the open descriptor until the cap forces a rotation, then "
+                + "past it up to twice the cap while rotation fails (both files kept)",
             counts: outcome.counts)
     }
 
@@ -240,7 +241,8 @@ enum ReliabilityDiskFaults {
             done: "ledger cap 16 KiB: 200 ends, then the directory bind-mounted read-only over itself for 400 "
                 + "ends (rotation and reopen fail with EROFS), unmounted, 30 more",
             target: target, result: outcome.summary, pass: outcome.pass,
-            notes: "the descriptor opened before the mount keeps writing until the cap forces a rotation",
+            notes: "the descriptor opened before the mount keeps writing until the cap forces a rotation, then "
+                + "past it up to twice the cap while rotation fails (both files kept)",
             counts: outcome.counts)
     }
 }

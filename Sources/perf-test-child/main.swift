@@ -18,6 +18,7 @@ let children: [String: ([String]) -> Int32] = [
     "hang-log": HangLogChild.run,
     "sanitizer-host": SanitizerHostChild.run,
     "probes": ProbesChild.run,
+    "quiet-writer": QuietWriterChild.run,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

@@ -68,20 +68,26 @@
             #expect(summary.malformedLines == 1)
         }
 
-        @Test func aFailedRotationDropsTheLineAndTheNextAppendRetries() throws {
+        /// A failed rotation keeps the line (past the cap) and retries after one more append.
+        @Test func aFailedRotationKeepsTheLineAndRetriesAfterBackingOff() throws {
             let directory = try TemporaryDirectory()
             defer { directory.remove() }
             let faults = SyscallFaultInjector()
             let cap = lineLength() * 2
             let writer = try LedgerWriter(
-                directory: directory.url, capBytes: cap, syscalls: FileSyscalls(faults: faults))
+                directory: directory.url, capBytes: cap, syscalls: FileSyscalls(faults: faults), report: { _ in },
+                monotonicNanos: { 0 })
             for sequence in 0..<2 { try writer.append(.sampleSpan(sequence: sequence)) }
-            faults.fail(.rename, 1, errno: EACCES)
-            #expect(throws: LedgerError.self) { try writer.append(.sampleSpan(sequence: 2)) }
+            // Both renames of the attempt fail: the absent .prev's step aside, and the file's move.
+            faults.fail(.rename, 2, errno: EACCES)
+            try writer.append(.sampleSpan(sequence: 2))
             try writer.append(.sampleSpan(sequence: 3))
-            #expect(writer.statistics.rotations == 1)
+            #expect(writer.statistics.rotations == 0 && fileSize(directory.ledger) == cap * 2)
+            try writer.append(.sampleSpan(sequence: 4))
+            #expect(writer.statistics.rotations == 1 && writer.statistics.droppedLines == 0)
             let (events, _) = try LedgerReader(directory: directory.url).readAll()
-            #expect(events.map(\.kind) == [.span, .span, .dropped, .span])
+            #expect(events.map(\.kind) == [.span, .span, .span, .span, .span])
+            #expect(events.map(\.count) == [0, 1, 2, 3, 4])
         }
 
         @Test func aFailedOpenAfterRotationKeepsThePreviousFile() throws {

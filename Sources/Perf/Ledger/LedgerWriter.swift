@@ -12,11 +12,13 @@ import Synchronization
 /// noticed renames it to `perf-events.jsonl.prev` (replacing the old one) and swaps in a new
 /// descriptor; the rename happens outside the lock the append path takes, appenders whose
 /// lines still fit keep writing to the old descriptor meanwhile, and no line is ever split
-/// across the two files, which both stay within the cap.
+/// across the two files, which both stay within the cap. A rotation that fails deletes nothing:
+/// lines go on past the cap up to twice the cap, attempts back off (1, 2, 4 … 64 lines or 10 ms).
 ///
 /// A line that cannot be written (disk full, short write, file or directory gone) is counted
 /// as dropped; the writer reopens the file and the next line that succeeds is preceded by a
-/// `dropped` line carrying the count, so readers see the gap.
+/// `dropped` line carrying the count, so readers see the gap (at ``close()``, a last one). The
+/// first failed write and the first failed rotation are each said once on stderr.
 ///
 /// ```swift
 /// let writer = try LedgerWriter(directory: dataDirectory)
@@ -57,24 +59,24 @@ public final class LedgerWriter: Sendable {
     /// The size at which the file rotates.
     public let capBytes: Int
 
-    private let directoryPath: String
-    private let syscalls: FileSyscalls
+    let directoryPath: String
+    let syscalls: FileSyscalls
     /// Shared with every other process appending to this directory; nil when it could not be
     /// mapped (then this writer counts the file's size alone, as a single process may).
-    private let shared: LedgerSharedState?
-    private let state: Mutex<State>
+    let shared: LedgerSharedState?
+    let state: Mutex<State>
     /// Serialises the replacement of the descriptor (rotation, reopen after a failure). Only
     /// appenders that need a new file wait on it; it is held across rename and open, never
     /// taken by an append whose line fits.
-    private let replacementLock = Mutex<Void>(())
+    let replacementLock = Mutex<Void>(())
     private let buffers = Mutex<[[UInt8]]>([])
-    private let linesWritten = Atomic<Int>(0)
-    private let bytesWritten = Atomic<Int>(0)
-    private let rotations = Atomic<Int>(0)
+    let linesWritten = Atomic<Int>(0)
+    let bytesWritten = Atomic<Int>(0)
+    let rotations = Atomic<Int>(0)
     private let droppedLines = Atomic<Int>(0)
-    private let gapReports = Atomic<Int>(0)
+    let gapReports = Atomic<Int>(0)
 
-    private struct State: ~Copyable {
+    struct State: ~Copyable {
         /// nil after a failure: the next append reopens.
         var descriptor: LedgerDescriptor?
         /// Bytes reserved in the file (without shared state; with it, the shared word counts).
@@ -87,7 +89,25 @@ public final class LedgerWriter: Sendable {
         /// Lines lost since the last gap report.
         var pendingDropped: Int
         var closed: Bool
+        /// While rotation fails: appends past the cap before the next attempt (0: rotate when full).
+        var rotationRetryIn = 0
+        /// The last wait between rotation attempts, in appends (0 while rotation works).
+        var rotationBackoff = 0
+        /// The errno of the last failed rotation.
+        var rotationErrno: Int32 = 0
+        /// When the last rotation failed (``monotonicNanos``).
+        var rotationFailedNanos: UInt64 = 0
+        /// Session and time of the newest line, for the gap report written at close.
+        var lastSession = ""
+        var lastTimestampMs: Int64 = 0
     }
+
+    /// Where a persistent problem is said, once per kind (stderr, from the public initialiser).
+    let report: @Sendable (String) -> Void
+    /// The kinds of problem already reported (``Problem`` bits).
+    let reported = Atomic<UInt8>(0)
+    /// A monotonic clock, read only while rotation is failing (to bound the back-off in time).
+    let monotonicNanos: @Sendable () -> UInt64
 
     /// Opens (or creates) `perf-events.jsonl` in `directory`.
     ///
@@ -96,10 +116,17 @@ public final class LedgerWriter: Sendable {
     ///   - capBytes: The size at which the file rotates to `.prev`; default 512 KiB.
     /// - Throws: ``LedgerError`` with code `.open` if the file cannot be opened.
     public convenience init(directory: URL, capBytes: Int = LedgerWriter.defaultCapBytes) throws(LedgerError) {
-        try self.init(directory: directory, capBytes: capBytes, syscalls: FileSyscalls())
+        try self.init(
+            directory: directory, capBytes: capBytes, syscalls: FileSyscalls(), report: PerfState.reportToStandardError)
     }
 
-    init(directory: URL, capBytes: Int, syscalls: FileSyscalls) throws(LedgerError) {
+    init(
+        directory: URL, capBytes: Int, syscalls: FileSyscalls,
+        report: @escaping @Sendable (String) -> Void = PerfState.reportToStandardError,
+        monotonicNanos: @escaping @Sendable () -> UInt64 = LedgerWriter.coarseMonotonicNanos
+    ) throws(LedgerError) {
+        self.report = report
+        self.monotonicNanos = monotonicNanos
         self.directoryPath = directory.path
         self.path = directory.appendingPathComponent(LedgerWriter.fileName).path
         self.previousPath = directory.appendingPathComponent(LedgerWriter.previousFileName).path
@@ -146,8 +173,12 @@ public final class LedgerWriter: Sendable {
             case .replace(let generation, let rotate):
                 if let error = replaceDescriptor(expectedGeneration: generation, rotate: rotate) {
                     recordDrop(1)
+                    reportFailure(error)
                     throw error
                 }
+            case .overCeiling(let errno):
+                recordDrop(1)
+                throw .rotate(path: path, errno: errno)
             case .write(let descriptor, let gapLine, let gapCount, let generation):
                 try write(line, after: gapLine, gapCount: gapCount, to: descriptor, reservedIn: generation)
                 return
@@ -167,16 +198,22 @@ public final class LedgerWriter: Sendable {
 
     /// Stops writing; later appends throw `.closed`. The descriptor closes once in-flight
     /// appends finish.
+    ///
+    /// Lines still counted as dropped are reported first, in a last `dropped` line written past
+    /// the cap if need be (one line), so a gap at the end of a session is not silent.
     public func close() {
+        writeFinalGapReport()
         state.withLock {
             $0.closed = true
             $0.descriptor = nil
         }
     }
 
-    private enum Reservation {
+    enum Reservation {
         case closed
         case replace(generation: UInt64, rotate: Bool)
+        /// Rotation is failing and the file has reached ``ceilingBytes``: the line is counted.
+        case overCeiling(errno: Int32)
         /// `generation`: the shared generation the room was reserved in.
         case write(LedgerDescriptor, gapLine: [UInt8]?, gapCount: Int, generation: UInt64)
     }
@@ -185,6 +222,8 @@ public final class LedgerWriter: Sendable {
     private func reserve(lineBytes: Int, event: LedgerEvent) -> Reservation {
         state.withLock { state in
             if state.closed { return .closed }
+            state.lastSession = event.session
+            state.lastTimestampMs = event.timestampMs
             guard let descriptor = state.descriptor else {
                 return .replace(generation: state.generation, rotate: false)
             }
@@ -203,6 +242,8 @@ public final class LedgerWriter: Sendable {
                     gapLine = bytes
                 }
             }
+            // While rotation fails (backing off), lines go on past the cap up to the ceiling.
+            var pastCap = false
             if let shared {
                 // Room is reserved in the shared word, and only in the generation this descriptor
                 // belongs to: a line is counted against the file it lands in.
@@ -213,17 +254,22 @@ public final class LedgerWriter: Sendable {
                     }
                     let size = LedgerSharedState.size(word)
                     if size + total > capBytes, size > 0 {
-                        return .replace(generation: state.generation, rotate: true)
+                        if let refusal = full(size: size + total, &state) { return refusal }
+                        pastCap = true
                     }
                     if shared.reserve(total, from: word) { break }
                     word = shared.word
                 }
             } else {
                 if state.size + total > capBytes, state.size > 0 {
-                    return .replace(generation: state.generation, rotate: true)
+                    if let refusal = full(size: state.size + total, &state) {
+                        return refusal
+                    }
+                    pastCap = true
                 }
                 state.size += total
             }
+            if pastCap { state.rotationRetryIn -= 1 }
             let gapCount = gapLine == nil ? 0 : state.pendingDropped
             state.pendingDropped -= gapCount
             return .write(descriptor, gapLine: gapLine, gapCount: gapCount, generation: state.sharedGeneration)
@@ -253,10 +299,14 @@ public final class LedgerWriter: Sendable {
             }
         case .success(let written):
             fail(descriptor, lost: 1 + gapCount)
-            throw .shortWrite(path: path, wrote: written, of: bytes.count)
+            let error = LedgerError.shortWrite(path: path, wrote: written, of: bytes.count)
+            reportFailure(error)
+            throw error
         case .failure(let errno):
             fail(descriptor, lost: 1 + gapCount)
-            throw .write(path: path, errno: errno)
+            let error = LedgerError.write(path: path, errno: errno)
+            reportFailure(error)
+            throw error
         }
     }
 
@@ -292,70 +342,6 @@ public final class LedgerWriter: Sendable {
             return true
         }
         if current { droppedLines.add(lost, ordering: .relaxed) }
-    }
-
-    /// Rotates (renames the full file to `.prev`) and/or opens a fresh file, unless another
-    /// appender already did since `expectedGeneration` was read.
-    private func replaceDescriptor(expectedGeneration: UInt64, rotate: Bool) -> LedgerError? {
-        replacementLock.withLock { _ -> LedgerError? in
-            let (stillNeeded, sharedGeneration) = state.withLock {
-                ($0.generation == expectedGeneration && !$0.closed, $0.sharedGeneration)
-            }
-            guard stillNeeded else { return nil }
-            shared?.lock()
-            defer { shared?.unlock() }
-            var rotate = rotate
-            if rotate, let shared {
-                // Another process may have rotated since this one found the file full (then the
-                // path already names a fresh file: reopen it), or died between its rename and
-                // recording the new file (then the path names a file the state does not: adopt
-                // it). Rotating again in either case would delete a file of lines.
-                if LedgerSharedState.generation(shared.word) != sharedGeneration
-                    || LedgerSharedState.identity(ofPath: path) != shared.identity
-                {
-                    rotate = false
-                }
-            }
-            if rotate {
-                // Renaming over an existing file makes ext4 (auto_da_alloc) flush the renamed
-                // file's data first: ~300 µs measured, against ~100 µs for unlink + rename. The
-                // old .prev is about to be replaced anyway; a crash in between only loses it early.
-                _ = syscalls.unlink(previousPath)
-                if case .failure(let errno) = syscalls.rename(path, previousPath), errno != ENOENT {
-                    return .rotate(path: path, errno: errno)
-                }
-            }
-            var opened = Self.openFile(path: path, syscalls: syscalls)
-            if case .failure(let error) = opened, error.errno == ENOENT {
-                // The directory itself was removed: recreate it as the facade would.
-                _ = syscalls.makeDirectory(directoryPath, mode: 0o700)
-                opened = Self.openFile(path: path, syscalls: syscalls)
-            }
-            switch opened {
-            case .failure(let error):
-                // After a rename the old descriptor points at .prev: appending there would
-                // overfill it, and rotating again would unlink it. Reopen next time instead.
-                state.withLock { state in
-                    state.descriptor = nil
-                    state.generation &+= 1
-                }
-                return error
-            case .success(let file):
-                let generation = shared.map { Self.join($0, file, replacing: rotate) } ?? 0
-                let old = state.withLock { state -> LedgerDescriptor? in
-                    let old = state.descriptor
-                    state.descriptor = file.descriptor
-                    state.size = file.size
-                    state.generation &+= 1
-                    state.sharedGeneration = generation
-                    return old
-                }
-                if rotate { rotations.add(1, ordering: .relaxed) }
-                // The old descriptor closes when the last in-flight write releases it.
-                withExtendedLifetime(old) {}
-                return nil
-            }
-        }
     }
 
     /// A line buffer with capacity from earlier appends: the steady state allocates nothing.

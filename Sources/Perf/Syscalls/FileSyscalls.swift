@@ -120,7 +120,7 @@ struct FileSyscalls: Sendable {
 
     func rename(_ from: String, _ to: String) -> SyscallResult {
         #if DEBUG
-            if let errno = faults?.take(.rename) { return .failure(errno) }
+            if let errno = faults?.take(.rename), errno != 0 { return .failure(errno) }
         #endif
         return retryingEINTR { Int(Glibc.rename(from, to)) }
     }
@@ -188,6 +188,22 @@ struct FileSyscalls: Sendable {
         /// The next `count` calls of `operation` fail with `errno`.
         func fail(_ operation: Operation, _ count: Int, errno: Int32) {
             state.withLock { $0.errnos[operation, default: []] += Array(repeating: errno, count: count) }
+        }
+
+        /// The next calls of `operation` in order: each fails with its errno, or goes through
+        /// for a 0 (renames only), so a later call can fail alone.
+        func script(_ operation: Operation, _ errnos: [Int32]) {
+            state.withLock { $0.errnos[operation, default: []] += errnos }
+        }
+
+        /// How many injected failures of `operation` are still to come.
+        func pending(_ operation: Operation) -> Int {
+            state.withLock { $0.errnos[operation]?.count ?? 0 }
+        }
+
+        /// Drops the failures still to come: the fault is lifted.
+        func clear() {
+            state.withLock { $0 = ([], [:]) }
         }
 
         func takeWrite() -> WriteFault? {

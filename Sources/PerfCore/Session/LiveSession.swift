@@ -53,6 +53,8 @@ public final class LiveSession: Sendable {
     private let checkpointBytes: Int
     private let state: Mutex<State>
     private let failures = Atomic<Int>(0)
+    /// The size of the end record written ahead in the index (``SessionIndex/prepareEnd(_:)``).
+    private let preparedEndBytes: Int?
 
     init(
         info: SessionInfo, journal: Journal, lock: SessionLockFile, clock: any PerfClock, byteBudget: Int,
@@ -64,6 +66,11 @@ public final class LiveSession: Sendable {
         self.index = index
         checkpointBytes = max(1, byteBudget / 4)
         state = Mutex(State(lock: lock))
+        // The end time is a placeholder of the same width (milliseconds have 13 digits until 2286).
+        var ending = SessionIndexRecord(starting: info)
+        ending.status = .terminated
+        ending.endedAtMs = ending.startedAtMs
+        preparedEndBytes = index?.prepareEnd(ending)
     }
 
     /// Journal appends that failed (or calls made after ``end()``) since the session started.
@@ -122,10 +129,15 @@ public final class LiveSession: Sendable {
             var record = SessionIndexRecord(starting: info)
             record.status = .terminated
             record.endedAtMs = SessionIndexRecord.milliseconds(end.wallNanos)
-            do {
-                try index.write(record)
-            } catch {
-                failures.add(1, ordering: .relaxed)
+            // Through the end written ahead first: on a full disk a new write would fail.
+            let committed = preparedEndBytes.map { index.commitEnd(record, preparedBytes: $0) } ?? false
+            if !committed {
+                do {
+                    try index.write(record)
+                } catch {
+                    failures.add(1, ordering: .relaxed)
+                }
+                index.removePreparedEnd(id: info.id)
             }
         }
         journal.close()

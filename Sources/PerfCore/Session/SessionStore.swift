@@ -193,6 +193,8 @@ public final class SessionStore: Sendable {
     /// before the index, or one whose record could not be written) or still says `active`.
     /// Written while the session's lock is held, before its journal goes: no pruner deletes it.
     private func recordOutcome(_ session: RecoveredSession) {
+        // The dead session's end written ahead is not its end.
+        index.removePreparedEnd(id: session.id)
         guard let info = session.info else { return }
         let known = index.record(id: session.id)
         guard known == nil || known?.status == .active else { return }
