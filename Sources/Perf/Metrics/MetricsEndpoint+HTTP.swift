@@ -1,6 +1,8 @@
 // The metrics endpoint's HTTP: a pure function from the bytes a client sent to the answer, and the
 // bytes of that answer. Only the request line and headers are read (HTTP/1.0 and 1.1, RFC 9112);
 // a body is never read, and every answer closes the connection.
+import Glibc
+
 extension Perf.MetricsEndpoint {
     enum HTTP {
         /// The statuses the endpoint answers with.
@@ -52,18 +54,17 @@ extension Perf.MetricsEndpoint {
             var lines: [Range<Int>] = []
             var lineStart = start
             var headEnd: Int?
-            var index = start
-            while index < bytes.count {
-                if bytes[index] == lf {
-                    let end = index > lineStart && bytes[index - 1] == cr ? index - 1 : index
-                    if end == lineStart {
-                        headEnd = index + 1
-                        break
-                    }
-                    lines.append(lineStart..<end)
-                    lineStart = index + 1
+            while lineStart < bytes.count, let base = bytes.baseAddress,
+                let found = memchr(base + lineStart, Int32(lf), bytes.count - lineStart)
+            {
+                let index = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+                let end = index > lineStart && bytes[index - 1] == cr ? index - 1 : index
+                if end == lineStart {
+                    headEnd = index + 1
+                    break
                 }
-                index += 1
+                lines.append(lineStart..<end)
+                lineStart = index + 1
             }
             guard let headEnd else {
                 if bytes.count > limit { return Answer(status: .headTooLarge) }
@@ -76,14 +77,14 @@ extension Perf.MetricsEndpoint {
 
         /// The answer to a complete head: its request line, then its header lines.
         private static func answer(lines: [Range<Int>], in bytes: UnsafeBufferPointer<UInt8>) -> Answer {
-            guard let requestLine = lines.first, let request = RequestLine(bytes[requestLine]) else {
+            guard let requestLine = lines.first, let request = RequestLine(bytes, requestLine) else {
                 return Answer(status: .badRequest)
             }
             let headersOnly = request.method == "HEAD"
             guard request.major == 1 else { return Answer(status: .versionNotSupported, headersOnly: headersOnly) }
             var hosts = 0
             for line in lines.dropFirst() {
-                guard let isHost = headerIsHost(bytes[line]) else { return Answer(status: .badRequest) }
+                guard let isHost = headerIsHost(bytes, line) else { return Answer(status: .badRequest) }
                 if isHost { hosts += 1 }
             }
             // RFC 9112 §3.2: an HTTP/1.1 request has exactly one Host.
@@ -100,16 +101,22 @@ extension Perf.MetricsEndpoint {
             var major: Int
             var minor: Int
 
-            init?(_ line: Slice<UnsafeBufferPointer<UInt8>>) {
-                let parts = line.split(separator: space, maxSplits: 2, omittingEmptySubsequences: false)
-                guard parts.count == 3, !parts[0].isEmpty, parts[0].allSatisfy(isTokenByte) else { return nil }
-                guard !parts[1].isEmpty, parts[1].allSatisfy({ $0 > space && $0 < 0x7F }) else { return nil }
-                let version = Array(parts[2])
-                guard version.count == 8, version.starts(with: Array("HTTP/".utf8)), version[6] == UInt8(ascii: "."),
-                    let major = digit(version[5]), let minor = digit(version[7])
+            init?(_ bytes: UnsafeBufferPointer<UInt8>, _ line: Range<Int>) {
+                // Index loops on the buffer: a debug build runs these per byte of every head.
+                var method = line.lowerBound
+                while method < line.upperBound, isTokenByte(bytes[method]) { method += 1 }
+                guard method > line.lowerBound, method < line.upperBound, bytes[method] == space else { return nil }
+                var target = method + 1
+                while target < line.upperBound, bytes[target] > space, bytes[target] < 0x7F { target += 1 }
+                guard target > method + 1, target < line.upperBound, bytes[target] == space else { return nil }
+                let version = (target + 1)..<line.upperBound
+                guard version.count == 8, Array(bytes[version.prefix(5)]) == Array("HTTP/".utf8),
+                    bytes[version.lowerBound + 6] == UInt8(ascii: "."),
+                    let major = digit(bytes[version.lowerBound + 5]),
+                    let minor = digit(bytes[version.lowerBound + 7])
                 else { return nil }
-                method = String(decoding: parts[0], as: UTF8.self)
-                path = Self.path(of: String(decoding: parts[1], as: UTF8.self))
+                self.method = String(decoding: bytes[line.lowerBound..<method], as: UTF8.self)
+                path = Self.path(of: String(decoding: bytes[(method + 1)..<target], as: UTF8.self))
                 self.major = major
                 self.minor = minor
             }
@@ -129,23 +136,32 @@ extension Perf.MetricsEndpoint {
 
         /// Whether a header line is `Host:`; nil when it is not a header line (no name, space
         /// before the colon, a folded line, a control byte in the value).
-        static func headerIsHost(_ line: Slice<UnsafeBufferPointer<UInt8>>) -> Bool? {
-            guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > line.startIndex else { return nil }
-            let name = line[line.startIndex..<colon]
-            guard name.allSatisfy(isTokenByte) else { return nil }
-            let value = line[(colon + 1)...]
-            guard value.allSatisfy({ $0 == tab || ($0 >= space && $0 != 0x7F) }) else { return nil }
-            return name.count == 4 && name.map { $0 | 0x20 }.elementsEqual("host".utf8)
+        static func headerIsHost(_ bytes: UnsafeBufferPointer<UInt8>, _ line: Range<Int>) -> Bool? {
+            var colon = line.lowerBound
+            while colon < line.upperBound, isTokenByte(bytes[colon]) { colon += 1 }
+            guard colon > line.lowerBound, colon < line.upperBound, bytes[colon] == UInt8(ascii: ":") else {
+                return nil
+            }
+            var index = colon + 1
+            while index < line.upperBound {
+                let byte = bytes[index]
+                guard byte == tab || (byte >= space && byte != 0x7F) else { return nil }
+                index += 1
+            }
+            return colon - line.lowerBound == 4
+                && (0..<4).allSatisfy { bytes[line.lowerBound + $0] | 0x20 == Array("host".utf8)[$0] }
         }
 
         /// RFC 9110 `tchar`: the bytes of a method or a header name.
         static func isTokenByte(_ byte: UInt8) -> Bool {
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"):
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "!"), UInt8(ascii: "#")...UInt8(ascii: "'"),
+                UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"),
+                UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
                 return true
             default:
-                return Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
+                return false
             }
         }
 

@@ -31,6 +31,9 @@ extension Perf {
         let limits: Limits
         /// What the thread has done; for tests.
         package let counters: Counters
+        /// The listening socket and the wake pipe's two ends, as opened; for tests that check
+        /// they are closed after ``stop()``.
+        package let descriptors: [Int32]
         private let running: Mutex<Running?>
 
         private struct Running: Sendable {
@@ -38,11 +41,15 @@ extension Perf {
             var wakeWrite: Int32
         }
 
-        private init(host: String, port: Int, limits: Limits, running: pthread_t, wakeWrite: Int32, counters: Counters) {
+        private init(
+            host: String, port: Int, limits: Limits, running: pthread_t, wakeWrite: Int32, counters: Counters,
+            descriptors: [Int32]
+        ) {
             self.host = host
             self.port = port
             self.limits = limits
             self.counters = counters
+            self.descriptors = descriptors
             self.running = Mutex(Running(thread: running, wakeWrite: wakeWrite))
         }
 
@@ -71,7 +78,9 @@ extension Perf {
         package static func start(
             host: String, port: Int, limits: Limits, body: @escaping @Sendable () -> String
         ) throws(StartError) -> MetricsEndpoint {
-            func failure(_ reason: StartError.Reason) -> StartError { StartError(host: host, port: port, reason: reason) }
+            func failure(_ reason: StartError.Reason) -> StartError {
+                StartError(host: host, port: port, reason: reason)
+            }
             guard let port16 = UInt16(exactly: port) else { throw failure(.badPort) }
             guard let address = SocketSyscalls.Address(host: host, port: port16) else { throw failure(.badAddress) }
             let listener: (fd: Int32, port: UInt16)
@@ -95,7 +104,7 @@ extension Perf {
             }
             let endpoint = MetricsEndpoint(
                 host: host, port: Int(listener.port), limits: limits, running: thread, wakeWrite: wake.write,
-                counters: counters)
+                counters: counters, descriptors: [listener.fd, wake.read, wake.write])
             MetricsEndpointRegistry.add(endpoint)
             return endpoint
         }
@@ -103,10 +112,11 @@ extension Perf {
         /// Stops serving: wakes the endpoint's thread, waits for it to close every connection and
         /// the listening socket, then returns (a connect after this is refused). Idempotent.
         public func stop() {
-            guard let running = running.withLock({ running -> Running? in
-                defer { running = nil }
-                return running
-            })
+            guard
+                let running = running.withLock({ running -> Running? in
+                    defer { running = nil }
+                    return running
+                })
             else { return }
             MetricsEndpointRegistry.remove(self)
             SocketSyscalls.wake(running.wakeWrite)

@@ -23,7 +23,8 @@ enum SocketSyscalls {
                 return
             }
             var v6 = sockaddr_in6()
-            let bare = literal.hasPrefix("[") && literal.hasSuffix("]") ? String(literal.dropFirst().dropLast()) : literal
+            let bare =
+                literal.hasPrefix("[") && literal.hasSuffix("]") ? String(literal.dropFirst().dropLast()) : literal
             guard inet_pton(AF_INET6, bare, &v6.sin6_addr) == 1 else { return nil }
             v6.sin6_family = sa_family_t(AF_INET6)
             v6.sin6_port = port.bigEndian
@@ -83,8 +84,10 @@ enum SocketSyscalls {
         guard named == 0 else { return fail(.getsockname) }
         let port = withUnsafePointer(to: &storage) { pointer -> UInt16 in
             switch address {
-            case .v4: return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_port.bigEndian }
-            case .v6: return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_port.bigEndian }
+            case .v4:
+                return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_port.bigEndian }
+            case .v6:
+                return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_port.bigEndian }
             }
         }
         return .success((fd, port))
