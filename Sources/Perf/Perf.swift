@@ -89,9 +89,9 @@ public enum Perf {
     /// How a span ended.
     public typealias Exit = SpanExit
 
-    /// The seam tests use: an injected environment, clock and message sink.
+    /// The seam tests and test children use: an injected environment, clock and message sink.
     @discardableResult
-    static func install(
+    package static func install(
         _ configuration: Configuration, environment: [String: String], clock: any PerfClock,
         report: @escaping (String) -> Void
     ) -> Bool {

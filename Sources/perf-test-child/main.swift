@@ -15,6 +15,7 @@ let children: [String: ([String]) -> Int32] = [
     "span-memory": SpanMemoryChild.run,
     "sessions": SessionIndexChild.run,
     "systemd": SystemdChild.run,
+    "metrics-endpoint": MetricsEndpointChild.run,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

@@ -1,0 +1,95 @@
+// `perf-test-child metrics-endpoint <dir>`: a program scraped by a real Prometheus
+// (scripts/validate-prometheus-scrape.sh). Installs Perf on <dir> with a manual clock, ends 1,000
+// spans `metrics.request` of known durations (log-uniform from 1 ms to 40 ms, so p95 is 33 ms),
+// starts a metrics endpoint on 127.0.0.1, port 0, and prints
+//   port <n>
+//   p95 <seconds>            Perf's own p95 of metrics.request (Perf.spanHistograms())
+//   bounds <le,le,...>       the exposition's bucket bounds, in seconds
+//   ready
+// Then ends one span `metrics.tick` every 100 ms (so counters grow between scrapes) until stdin
+// closes, shuts Perf down and exits 0.
+import Foundation
+import Glibc
+import Perf
+import PerfCore
+
+enum MetricsEndpointChild {
+    static let requestSpans = 1_000
+    /// The `le` bounds of `perf-report export --format prometheus` (PrometheusExport.bounds).
+    static let bounds = [
+        "0.0005", "0.001", "0.0025", "0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "0.5", "1", "2.5", "5", "10",
+        "30", "60",
+    ]
+
+    static func run(_ arguments: [String]) -> Int32 {
+        guard let path = arguments.first else {
+            FileHandle.standardError.write(Data("usage: perf-test-child metrics-endpoint <dir>\n".utf8))
+            return 2
+        }
+        let clock = ManualClock()
+        Perf.install(
+            Perf.Configuration(
+                directory: URL(fileURLWithPath: path), app: Perf.AppInfo(name: "metrics-child", version: "1"),
+                recording: .enabled),
+            environment: [:], clock: clock, report: { FileHandle.standardError.write(Data(($0 + "\n").utf8)) })
+        for index in 0..<requestSpans {
+            let span = Perf.begin("metrics.request", slowMs: 30)
+            let fraction = Double(index) / Double(requestSpans - 1)
+            clock.advance(byNanos: UInt64(1_000_000 * pow(40, fraction)))
+            span.end()
+        }
+        let endpoint: Perf.MetricsEndpoint
+        do {
+            endpoint = try start()
+        } catch {
+            FileHandle.standardError.write(Data("\(error)\n".utf8))
+            return 1
+        }
+        let p95 = Perf.spanHistograms()["metrics.request"]?.quantile(0.95) ?? 0
+        WatchdogCrashChild.emit("port \(endpoint.port)")
+        WatchdogCrashChild.emit("p95 \(Double(p95) / 1e9)")
+        WatchdogCrashChild.emit("bounds \(bounds.joined(separator: ","))")
+        WatchdogCrashChild.emit("ready")
+        let ticker = Thread {
+            while true {
+                Perf.begin("metrics.tick", slowMs: 0).end()
+                usleep(100_000)  // the workload's pace, not a synchronisation
+            }
+        }
+        ticker.start()
+        while !FileHandle.standardInput.availableData.isEmpty {}
+        Perf.shutdown()
+        return endpoint.isRunning ? 1 : 0
+    }
+
+    // ---- Wiring to Perf.prometheusText() (branch wt-promtext) --------------------------------
+    // Until `Perf.prometheusText()` is in this branch, the endpoint serves the span histograms
+    // in the export's format, rendered here; once it is, this becomes the public
+    // `Perf.MetricsEndpoint.start(host: "127.0.0.1", port: 0)`.
+    static func start() throws -> Perf.MetricsEndpoint {
+        try Perf.MetricsEndpoint.start(host: "127.0.0.1", port: 0, limits: .init(), body: exposition)
+    }
+    // ---------------------------------------------------------------------------------------------
+
+    /// `perf_span_duration_seconds` (a histogram per span, the export's buckets) and
+    /// `perf_app_info`, from the live histograms.
+    @Sendable static func exposition() -> String {
+        var text = "# HELP perf_app_info The instrumented program's name, version and build; always 1.\n"
+        text += "# TYPE perf_app_info gauge\n"
+        text += "perf_app_info{app=\"metrics-child\",build=\"\",name=\"metrics-child\",version=\"1\"} 1\n"
+        text += "# HELP perf_span_duration_seconds Span durations from Perf's latency histograms.\n"
+        text += "# TYPE perf_span_duration_seconds histogram\n"
+        for (name, histogram) in Perf.spanHistograms().sorted(by: { $0.key < $1.key }) {
+            let labels = "app=\"metrics-child\",span=\"\(name)\""
+            for bound in bounds {
+                let nanos = UInt64(Double(bound)! * 1e9)
+                text +=
+                    "perf_span_duration_seconds_bucket{\(labels),le=\"\(bound)\"} \(histogram.count(atOrBelowNanos: nanos))\n"
+            }
+            text += "perf_span_duration_seconds_bucket{\(labels),le=\"+Inf\"} \(histogram.count)\n"
+            text += "perf_span_duration_seconds_sum{\(labels)} \(Double(histogram.sumNanos) / 1e9)\n"
+            text += "perf_span_duration_seconds_count{\(labels)} \(histogram.count)\n"
+        }
+        return text
+    }
+}
