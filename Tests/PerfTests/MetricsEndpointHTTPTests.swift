@@ -100,6 +100,19 @@ func metricsAnswer(_ text: String, atEnd: Bool = false) -> MetricsHTTP.Answer? {
         #expect(!called && notAllowed.status == 405 && notAllowed.headers["allow"] == "GET, HEAD")
     }
 
+    /// README's "Running in production" states the limits the endpoint has and quotes its error.
+    @Test func readmeStatesTheLimitsAndQuotesTheStartError() throws {
+        let readme = try PerfGlobalStateTests.ReadmeExamplesTests.readme()
+        let limits = Perf.MetricsEndpoint.Limits()
+        #expect(readme.contains("| connections at once | \(limits.maxConnections) "))
+        #expect(readme.contains("| request head (request line and headers) | \(limits.maxRequestHeadBytes / 1024) KiB "))
+        #expect(readme.contains("| time to send the request head | \(limits.readTimeout.components.seconds) s "))
+        #expect(readme.contains("| time to take the answer | \(limits.readTimeout.components.seconds) s |"))
+        let inUse = Perf.MetricsEndpoint.StartError(host: "127.0.0.1", port: 9464, reason: .addressInUse)
+        #expect(readme.contains("\n" + inUse.description + "\n"))
+        #expect(readme.contains("let metrics = try Perf.MetricsEndpoint.start()                        // 127.0.0.1:9464"))
+    }
+
     /// 12,000 seeded cases. Every input gets an answer or "need more"; more than the limit, or the
     /// end of input after some bytes, always an answer; a well-formed GET or HEAD is served;
     /// bytes after a complete head never change its answer.
