@@ -105,12 +105,16 @@ func metricsAnswer(_ text: String, atEnd: Bool = false) -> MetricsHTTP.Answer? {
         let readme = try PerfGlobalStateTests.ReadmeExamplesTests.readme()
         let limits = Perf.MetricsEndpoint.Limits()
         #expect(readme.contains("| connections at once | \(limits.maxConnections) "))
-        #expect(readme.contains("| request head (request line and headers) | \(limits.maxRequestHeadBytes / 1024) KiB "))
+        let head = limits.maxRequestHeadBytes / 1024
+        #expect(readme.contains("| request head (request line and headers) | \(head) KiB "))
         #expect(readme.contains("| time to send the request head | \(limits.readTimeout.components.seconds) s "))
         #expect(readme.contains("| time to take the answer | \(limits.readTimeout.components.seconds) s |"))
         let inUse = Perf.MetricsEndpoint.StartError(host: "127.0.0.1", port: 9464, reason: .addressInUse)
         #expect(readme.contains("\n" + inUse.description + "\n"))
-        #expect(readme.contains("let metrics = try Perf.MetricsEndpoint.start()                        // 127.0.0.1:9464"))
+        #expect(
+            readme.contains(
+                "let metrics = try Perf.MetricsEndpoint.start()" + String(repeating: " ", count: 24)
+                    + "// 127.0.0.1:9464"))
     }
 
     /// 12,000 seeded cases. Every input gets an answer or "need more"; more than the limit, or the

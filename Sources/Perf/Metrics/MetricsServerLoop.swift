@@ -60,6 +60,9 @@ final class MetricsServerLoop {
     private let body: @Sendable () -> String
     private let counters: Perf.MetricsEndpoint.Counters
     private var connections: [Connection] = []
+    /// When accept(2) failed for want of descriptors or memory (EMFILE, ENFILE, ENOBUFS): the
+    /// listener stays readable, so it is left alone until then instead of spinning.
+    private var acceptPausedUntil: UInt64 = 0
     private var scratch = [UInt8](repeating: 0, count: 16 * 1024)
 
     init(
@@ -102,8 +105,9 @@ final class MetricsServerLoop {
             SocketSyscalls.close(wakeRead)
         }
         while true {
-            expire(now: perf_monotonic_ns())
-            let listening = connections.count < limits.maxConnections
+            let now = perf_monotonic_ns()
+            expire(now: now)
+            let listening = connections.count < limits.maxConnections && now >= acceptPausedUntil
             var descriptors = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
             if listening { descriptors.append(pollfd(fd: listener, events: Int16(POLLIN), revents: 0)) }
             let first = descriptors.count
@@ -128,7 +132,9 @@ final class MetricsServerLoop {
 
     /// Milliseconds until the nearest deadline, rounded up; -1 (wait for an event) with no client.
     private func timeoutMs(now: UInt64) -> Int32 {
-        guard let nearest = connections.map(\.deadline).min() else { return -1 }
+        var deadlines = connections.map(\.deadline)
+        if acceptPausedUntil > now { deadlines.append(acceptPausedUntil) }
+        guard let nearest = deadlines.min() else { return -1 }
         guard nearest > now else { return 0 }
         return Int32(clamping: (nearest - now + 999_999) / 1_000_000)
     }
@@ -136,7 +142,11 @@ final class MetricsServerLoop {
     /// Accepts while a connection is waiting and there is room.
     private func acceptPending() {
         while connections.count < limits.maxConnections {
-            guard case .success(let fd) = SocketSyscalls.accept(listener) else { return }
+            let accepted = SocketSyscalls.accept(listener)
+            if case .failure(let errno) = accepted, errno != EAGAIN, errno != EWOULDBLOCK, errno != ECONNABORTED {
+                acceptPausedUntil = perf_monotonic_ns() + 100_000_000
+            }
+            guard case .success(let fd) = accepted else { return }
             counters.acceptedCount.add(1, ordering: .relaxed)
             connections.append(
                 Connection(fd: Int32(fd), deadline: perf_monotonic_ns() + limits.readTimeoutNanos))
