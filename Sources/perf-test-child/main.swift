@@ -9,13 +9,13 @@ let children: [String: ([String]) -> Int32] = [
     "ledger-spans": LedgerCrashChild.run,
     "session": SessionCrashChild.run,
     "facade": FacadeCrashChild.run,
+    "metrics-endpoint": MetricsEndpointChild.run,
     "watchdog": WatchdogCrashChild.run,
     "watchdog-matrix": WatchdogMatrixChild.run,
     "reliability": ReliabilityChild.run,
     "span-memory": SpanMemoryChild.run,
     "sessions": SessionIndexChild.run,
     "systemd": SystemdChild.run,
-    "metrics-endpoint": MetricsEndpointChild.run,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())
