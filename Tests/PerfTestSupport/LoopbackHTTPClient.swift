@@ -100,13 +100,13 @@ public final class LoopbackConnection {
     }
 
     private func wait(for event: Int32, until deadline: Double) -> Bool {
-        while true {
+        while true {  // polls at least once, also when the deadline has passed
             let remaining = deadline - monotonicSeconds()
-            guard remaining > 0 else { return false }
             var descriptor = pollfd(fd: fd, events: Int16(event), revents: 0)
-            let ready = poll(&descriptor, 1, Int32(max(1, remaining * 1000)))
+            let ready = poll(&descriptor, 1, Int32(max(0, (remaining * 1000).rounded(.up))))
             if ready > 0 { return true }
             if ready < 0 && errno != EINTR { return false }
+            if remaining <= 0 { return false }
         }
     }
 }
