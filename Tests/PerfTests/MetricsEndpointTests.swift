@@ -134,6 +134,18 @@ extension PerfGlobalStateTests {
             #expect(wide.counters.accepted == 24 && wide.counters.timedOut == 0)
         }
 
+        /// The body is made on the endpoint's own thread, `perf-metrics`, never on a thread of
+        /// the program's (the caller's, Dispatch's or the cooperative pool's).
+        @Test func theBodyIsMadeOnTheEndpointsOwnThread() throws {
+            let caller = EndpointDescriptors.readWhole("/proc/thread-self/comm")
+            let endpoint = try Perf.MetricsEndpoint.start(host: "127.0.0.1", port: 0, limits: .init()) {
+                EndpointDescriptors.readWhole("/proc/thread-self/comm")
+            }
+            defer { endpoint.stop() }
+            let threadName = try #require(try LoopbackHTTP.request(port: endpoint.port)).text
+            #expect(threadName == "perf-metrics\n" && threadName != caller)
+        }
+
         @Test func startErrorsNameTheAddressAndTheReason() throws {
             let endpoint = try startMetricsEndpoint()
             defer { endpoint.stop() }
