@@ -8,6 +8,9 @@
 //   ready
 // Then ends one span `metrics.tick` every 100 ms (so counters grow between scrapes) until stdin
 // closes, shuts Perf down and exits 0.
+// `fdLimit` (a test's): after the endpoint starts, RLIMIT_NOFILE is lowered to one descriptor more
+// than are open, so its second concurrent accept fails with EMFILE. `readTimeoutMs=<ms>` shortens
+// the endpoint's read deadline.
 import Foundation
 import Glibc
 import Perf
@@ -38,13 +41,23 @@ enum MetricsEndpointChild {
             clock.advance(byNanos: UInt64(1_000_000 * pow(40, fraction)))
             span.end()
         }
+        let readTimeoutMs = arguments.dropFirst().compactMap {
+            $0.hasPrefix("readTimeoutMs=") ? Int($0.dropFirst(14)) : nil
+        }.first
         let endpoint: Perf.MetricsEndpoint
         do {
-            endpoint = try start()
+            if let readTimeoutMs {
+                var limits = Perf.MetricsEndpoint.Limits()
+                limits.readTimeout = .milliseconds(readTimeoutMs)
+                endpoint = try Perf.MetricsEndpoint.start(host: "127.0.0.1", port: 0, limits: limits, body: exposition)
+            } else {
+                endpoint = try start()
+            }
         } catch {
             FileHandle.standardError.write(Data("\(error)\n".utf8))
             return 1
         }
+        if arguments.contains("fdLimit") { leaveOneDescriptor() }
         let p95 = Perf.spanHistograms()["metrics.request"]?.quantile(0.95) ?? 0
         WatchdogCrashChild.emit("port \(endpoint.port)")
         WatchdogCrashChild.emit("p95 \(Double(p95) / 1e9)")
@@ -60,6 +73,26 @@ enum MetricsEndpointChild {
         while !FileHandle.standardInput.availableData.isEmpty {}
         Perf.shutdown()
         return endpoint.isRunning ? 1 : 0
+    }
+
+    /// Lowers RLIMIT_NOFILE just above the highest open descriptor and fills every free number
+    /// below it with /dev/null, then frees one: the next descriptor opened gets it, the one after
+    /// fails with EMFILE.
+    static func leaveOneDescriptor() {
+        let numbers = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).compactMap {
+            Int32($0)
+        }
+        var limit = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        limit.rlim_cur = rlim_t((numbers.max() ?? 64) + 2)
+        setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        var filler: Int32 = -1
+        while true {
+            let fd = open("/dev/null", O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { break }
+            filler = fd
+        }
+        if filler >= 0 { close(filler) }
     }
 
     // ---- Wiring to Perf.prometheusText() (branch wt-promtext) --------------------------------
