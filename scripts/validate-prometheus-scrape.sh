@@ -160,7 +160,8 @@ def samples(path):
     return values
 first, second = samples(sys.argv[1]), samples(sys.argv[2])
 down = [f"{s}: {first[s]} -> {second.get(s)}" for s in first if second.get(s, -1) < first[s]]
-tick = 'perf_span_duration_seconds_count{app="metrics-child",span="metrics.tick"}'
+ticks = [s for s in second if s.startswith("perf_span_duration_seconds_count{") and 'span="metrics.tick"' in s]
+tick = ticks[0] if ticks else 'perf_span_duration_seconds_count{span="metrics.tick"}'
 if second.get(tick, 0) <= first.get(tick, 0):
     down.append(f"{tick} did not grow: {first.get(tick)} -> {second.get(tick)}")
 print("; ".join(down) if down else f"{len(first)} counter samples")
