@@ -40,7 +40,10 @@ typedef struct {
 static perf_sample_slot perf_slots[PERF_SAMPLE_SLOTS];
 static int perf_sampler_state;  // 0 not tried, 1 installed, 2 SIGPROF in use, 3 failed
 
-static uintptr_t perf_interrupted_pc(void *context) {
+// The kernel wrote the signal frame below the stack pointer, over memory AddressSanitizer may
+// still hold as a dead frame's redzone (a main thread parked in sigsuspend after dispatchMain()):
+// reading it is sound, so this one read is not instrumented.
+__attribute__((no_sanitize("address"))) static uintptr_t perf_interrupted_pc(void *context) {
     ucontext_t *uc = (ucontext_t *)context;
 #if defined(__x86_64__)
     return (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
@@ -50,6 +53,26 @@ static uintptr_t perf_interrupted_pc(void *context) {
     (void)uc;
     return 0;
 #endif
+}
+
+int perf_trim_signal_frames(void **frames, int count, uintptr_t pc) {
+    if (count <= 0) return 0;
+    for (int f = 0; f < count; f++) {
+        if ((uintptr_t)frames[f] == pc) {
+            if (f > 0) memmove(frames, frames + f, (size_t)(count - f) * sizeof(void *));
+            return count - f;
+        }
+    }
+    if (pc != 0) {
+        // The unwind never passed the interrupted instruction (a sanitizer's runtime delivering
+        // the signal late, on its own frames): everything unwound is signal machinery or the
+        // handler, so keep only the instruction itself, never Perf's own frames.
+        frames[0] = (void *)pc;
+        return 1;
+    }
+    // No register context on this architecture: drop the handler's own frame at least.
+    if (count > 1) memmove(frames, frames + 1, (size_t)(count - 1) * sizeof(void *));
+    return count - 1;
 }
 
 static void perf_sigprof_handler(int signo, siginfo_t *info, void *context) {
@@ -67,16 +90,7 @@ static void perf_sigprof_handler(int signo, siginfo_t *info, void *context) {
         int count = backtrace(slot->frames, PERF_STACK_MAX_FRAMES);
         // Drop the handler's own frames and the sigreturn trampoline: keep from the
         // interrupted instruction on.
-        uintptr_t pc = perf_interrupted_pc(context);
-        int first = 0;
-        for (int f = 0; f < count; f++) {
-            if ((uintptr_t)slot->frames[f] == pc) {
-                first = f;
-                break;
-            }
-        }
-        if (first > 0) memmove(slot->frames, slot->frames + first, (size_t)(count - first) * sizeof(void *));
-        slot->count = count - first;
+        slot->count = perf_trim_signal_frames(slot->frames, count, perf_interrupted_pc(context));
         __atomic_store_n(&slot->state, SLOT_DONE, __ATOMIC_RELEASE);
     }
     errno = saved_errno;

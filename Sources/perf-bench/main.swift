@@ -20,6 +20,7 @@ let groups: [BenchGroup] = [
     FacadeBenchmarks.group,
     WatchdogBenchmarks.group,
     ReportBenchmarks.group,
+    MetricsBenchmarks.group,
 ]
 
 let usage = """

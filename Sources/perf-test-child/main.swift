@@ -16,6 +16,7 @@ let children: [String: ([String]) -> Int32] = [
     "span-memory": SpanMemoryChild.run,
     "sessions": SessionIndexChild.run,
     "systemd": SystemdChild.run,
+    "hang-log": HangLogChild.run,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

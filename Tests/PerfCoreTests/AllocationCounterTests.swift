@@ -3,7 +3,7 @@ import CPerfAllocCounter
 import Testing
 
 @Suite struct AllocationCounterTests {
-    @Test func countsThisThreadsAllocations() {
+    @Test(.countsAllocations) func countsThisThreadsAllocations() {
         let before = perf_thread_alloc_count()
         var arrays: [[Int]] = []
         for index in 0..<100 { arrays.append([index, index + 1]) }
@@ -13,7 +13,7 @@ import Testing
         #expect(perf_process_alloc_count() >= made)
     }
 
-    @Test func arithmeticAllocatesNothing() {
+    @Test(.countsAllocations) func arithmeticAllocatesNothing() {
         var sum = 0
         let before = perf_thread_alloc_count()
         for index in 0..<10_000 { sum &+= index &* 3 }

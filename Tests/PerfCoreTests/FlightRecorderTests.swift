@@ -59,7 +59,7 @@ import Testing
         #expect(flight.snapshot().entries.map(\.exit) == SpanExit.allCases)
     }
 
-    @Test func recordingAllocatesNothing() {
+    @Test(.countsAllocations) func recordingAllocatesNothing() {
         let flight = FlightRecorder(capacity: 64)
         flight.record("warm", startNanos: 0, durationNanos: 0, budgetNanos: nil, exit: .success)
         let before = perf_thread_alloc_count()
@@ -93,7 +93,7 @@ import Testing
         #expect(entries[2].durationNanos == 5_000)
     }
 
-    @Test func underBudgetSpansWithTheFlightRecorderAllocateNothing() {
+    @Test(.countsAllocations) func underBudgetSpansWithTheFlightRecorderAllocateNothing() {
         let recorder = SpanRecorder(
             histograms: HistogramRegistry(), pipeline: RecordPipeline(), flightRecorder: FlightRecorder(capacity: 256))
         let site = CallSite()

@@ -131,7 +131,7 @@ import Testing
         #expect(HistogramRegistry(capacity: .max).capacity == 1 << 20)
     }
 
-    @Test func hotPathAllocatesNothing() {
+    @Test(.countsAllocations) func hotPathAllocatesNothing() {
         let registry = HistogramRegistry(capacity: 16)
         registry.record("alloc.hot", nanos: 1_000)  // first sighting allocates the name's counters
         let before = perf_thread_alloc_count()

@@ -92,7 +92,7 @@ final class ThreadBarrier: @unchecked Sendable {
         #expect(registry.snapshot()["stripes.read.live"] == expected, "seed \(seed)")
     }
 
-    @Test func hotPathAllocatesNothingOnASecondThreadAfterWarmUp() {
+    @Test(.countsAllocations) func hotPathAllocatesNothingOnASecondThreadAfterWarmUp() {
         let registry = HistogramRegistry(capacity: 16)
         registry.record("stripes.alloc", nanos: 1_000)  // this thread's stripe
         let hotAllocations = Mutex<UInt64?>(nil)

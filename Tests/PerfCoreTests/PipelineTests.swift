@@ -135,9 +135,10 @@ private func noteNames(_ records: [SequencedRecord]) -> [String] {
     }
 }
 
-/// Emits a note the first time it sees one: an inline sink re-entering the pipeline.
+/// Emits a note the first time it sees one: an inline sink re-entering the pipeline. Unowned:
+/// the pipeline holds its sinks, and a strong reference back made a cycle LeakSanitizer reported.
 private final class EchoSink: RecordSink {
-    let pipeline: RecordPipeline
+    unowned let pipeline: RecordPipeline
     private let echoed = Atomic<Bool>(false)
 
     init(pipeline: RecordPipeline) { self.pipeline = pipeline }

@@ -6,7 +6,7 @@ import Testing
 @testable import PerfCore
 
 @Suite struct SpanAllocationTests {
-    @Test func underBudgetBeginEndAllocatesNothing() {
+    @Test(.countsAllocations) func underBudgetBeginEndAllocatesNothing() {
         let recorder = SpanRecorder(histograms: HistogramRegistry(), pipeline: RecordPipeline())
         let site = CallSite()
         recorder.end(recorder.begin("alloc.span", budgetNanos: 1_000_000_000, site: site))  // warm-up
@@ -17,7 +17,7 @@ import Testing
         #expect(perf_thread_alloc_count() - before == 0, "allocations over 10,000 under-budget begin+end pairs")
     }
 
-    @Test func overBudgetEndIsSeenAllocating() {
+    @Test(.countsAllocations) func overBudgetEndIsSeenAllocating() {
         let pipeline = RecordPipeline()
         pipeline.addSink(InMemoryRecordSink(limit: 16), mode: .inline)
         let recorder = SpanRecorder(histograms: HistogramRegistry(), pipeline: pipeline)

@@ -94,6 +94,26 @@ import Testing
         #expect(episode.kind == .hang)
     }
 
+    /// gdb attached during a hang and detached before its end (issue 19): TracerPid is read when
+    /// the episode opens and at its samples, not only at the end, so the hang is still marked.
+    @Test func aDebuggerAttachedOnlyDuringTheHangIsSeen() throws {
+        var simulation = WatchdogSimulation()
+        simulation.blocks = [SimInterval(start: 2_000, end: 5_000)]
+        simulation.debuggerAttachedDuring = [SimInterval(start: 2_100, end: 3_500)]
+        let result = simulation.run(untilMs: 6_000)
+        let episode = try #require(result.ended.first)
+        #expect(result.ended.count == 1)
+        #expect(episode.suppressed == .debugger)
+
+        // Attached and detached between two hangs: neither is marked.
+        var between = WatchdogSimulation()
+        between.blocks = [SimInterval(start: 2_000, end: 2_400), SimInterval(start: 4_000, end: 4_400)]
+        between.debuggerAttachedDuring = [SimInterval(start: 3_000, end: 3_500)]
+        let clean = between.run(untilMs: 5_000)
+        #expect(clean.ended.count == 2)
+        #expect(clean.ended.allSatisfy { $0.suppressed == nil })
+    }
+
     @Test func hostSuspendIsNamed() throws {
         var simulation = WatchdogSimulation()
         simulation.loadMs = 5

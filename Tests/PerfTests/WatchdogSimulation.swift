@@ -28,6 +28,8 @@ struct WatchdogSimulation {
     /// Host suspends (CLOCK_BOOTTIME − CLOCK_MONOTONIC grows by their length at their end).
     var suspends: [SimInterval] = []
     var debugger = SimDebugger()
+    /// When set, the debugger is attached exactly during these periods (else `debugger.attached`).
+    var debuggerAttachedDuring: [SimInterval] = []
 
     /// Everything the detector asked for during the run.
     struct Result {
@@ -62,6 +64,9 @@ struct WatchdogSimulation {
             if let ping = pending, ping.servedAt <= wake {
                 lastServed = ServedPing(sequence: ping.sequence, servedNanos: ping.servedAt * Self.ms, tid: 7)
                 pending = nil
+            }
+            if !debuggerAttachedDuring.isEmpty {
+                debugger.attached = debuggerAttachedDuring.contains { $0.contains(wake) }
             }
             let output = detector.tick(
                 HangTick(

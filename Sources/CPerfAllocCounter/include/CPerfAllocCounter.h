@@ -6,6 +6,10 @@
 
 #include <stdint.h>
 
+/// 1 when allocations are counted; 0 in a build under a sanitizer, whose runtime owns malloc
+/// (then both counts stay 0 and allocation tests must report skipped, not passed).
+int perf_alloc_counter_available(void);
+
 /// malloc/calloc/realloc/aligned allocations made by the calling thread since it started.
 uint64_t perf_thread_alloc_count(void);
 

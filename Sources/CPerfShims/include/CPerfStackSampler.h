@@ -26,6 +26,11 @@ int perf_stack_sampler_install(void);
 /// (the thread exited), -4 on timeout (the thread blocks SIGPROF or is not scheduled).
 int perf_stack_sample_thread(int32_t tid, uintptr_t *frames, int capacity, uint64_t timeout_ns);
 
+/// Keeps the frames of a stack unwound inside the SIGPROF handler from the interrupted
+/// instruction `pc` on (moved to the front); when `pc` is not among them, only `pc` itself, so
+/// the handler's and the signal delivery's frames are never reported. Returns the new count.
+int perf_trim_signal_frames(void **frames, int count, uintptr_t pc);
+
 /// Names the function containing `address`: the image it belongs to (path) and the raw
 /// (mangled) symbol from the image's `.symtab`, else `.dynsym`. Returns 1 when a symbol was
 /// found, 0 when only the image is known, -1 when the address is in no loaded image.

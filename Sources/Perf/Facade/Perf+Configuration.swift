@@ -79,6 +79,9 @@ extension Perf {
         public var spanMemoryBytes: Int
         /// Distinct static span names the span memory holds; further names are counted as dropped.
         public var spanNameCapacity: Int
+        /// One line on stderr per hang, fatal hang and crashed session (see ``Perf/LogLines``);
+        /// `nil`, the default, writes none.
+        public var logToStandardError: LogLines?
 
         /// Creates a configuration.
         public init(
@@ -92,8 +95,10 @@ extension Perf {
             diagnosticsIntervalSeconds: Double = 3600,
             flightRecorderCapacity: Int = 4096,
             spanMemoryBytes: Int = 32 << 20,
-            spanNameCapacity: Int = 1024
+            spanNameCapacity: Int = 1024,
+            logToStandardError: LogLines? = nil
         ) {
+            self.logToStandardError = logToStandardError
             self.spanMemoryBytes = spanMemoryBytes
             self.spanNameCapacity = spanNameCapacity
             self.directory = directory

@@ -22,6 +22,8 @@ final class PerfRuntime: Sendable {
     let histograms: HistogramRegistry
     /// Keeps the span memory's heartbeat while the runtime is installed.
     let heartbeat: SpanMemoryHeartbeat?
+    /// The counters of `Perf.prometheusText()` and the optional stderr log.
+    let operations: RuntimeOperations
     /// The histograms as shutdown found them, before the span memory was closed (closing starts
     /// its counters again from zero, for spans that end late).
     private let closedHistograms = Mutex<[String: LatencyHistogram]>([:])
@@ -48,6 +50,7 @@ final class PerfRuntime: Sendable {
         self.session = session
         self.notifier = notifier
         heartbeat = histograms.memory.isFileBacked ? SpanMemoryHeartbeat(memory: histograms.memory, clock: clock) : nil
+        operations = RuntimeOperations(configuration: configuration, pipeline: recorder.pipeline, clock: clock)
     }
 
     /// Builds a runtime. Never throws: a directory that cannot be used costs one message on
@@ -93,7 +96,8 @@ final class PerfRuntime: Sendable {
             return runtime(memory: nil, directory: nil, ledger: nil, session: nil)
         }
         let store = SessionStore(directory: directory, journalByteBudget: configuration.journalByteBudget, clock: clock)
-        for recovered in store.recoverPriorSessions() {
+        let recoveredSessions = store.recoverPriorSessions()
+        for recovered in recoveredSessions {
             RecoveredDiagnostics.write(recovered, directory: directory, ledger: ledger)
             let lines = RecoveryLines.events(for: recovered)
             var written = true
@@ -115,6 +119,7 @@ final class PerfRuntime: Sendable {
             report("perf: session journal unavailable, crashes will not be explained: \(error)")
         }
         let built = runtime(memory: memory, directory: directory, ledger: ledger, session: session)
+        built.operations.recovered(recoveredSessions)
         if let session { built.recorder.addObserver(session) }
         pipeline.addSink(LedgerRecordSink(writer: ledger, sessionID: info.id), mode: .inline)
         pipeline.emit(.session(SessionEventRecord(sessionID: info.id, event: .start, wallNanos: info.startWallNanos)))
@@ -176,6 +181,7 @@ final class PerfRuntime: Sendable {
         recorder.closeAll(exit: .cancelled)
         recorder.pipeline.emit(.session(SessionEventRecord(sessionID: sessionID, event: .end, wallNanos: clock.wallNanos())))
         recorder.pipeline.flush()
+        operations.finish()
         heartbeat?.stop()
         // The shutdown snapshot holds the histograms now; the file goes, like the journal's end,
         // and its pages with it. The addresses stay mapped: a span begun under this runtime may

@@ -178,7 +178,7 @@ struct EpisodeRecorder {
             suppressed: detection.suppressed, fatal: detection.fatal, inProgress: detection.inProgress,
             thread: thread, wait: tid.flatMap { waits[$0] }, stack: frames.last ?? [], stuckFrames: stuck,
             culprit: culprit,
-            stackQuality: quality(tid: tid, detection: detection), samplesTaken: detection.samplesTaken,
+            stackQuality: quality(tid: tid, detection: detection, culprit: culprit), samplesTaken: detection.samplesTaken,
             isFullRecord: isFullRecord, startedWallNanos: detection.startedWallNanos)
     }
 
@@ -192,22 +192,44 @@ struct EpisodeRecorder {
         return ranked.first { StackAnalysis.stuckFrames(symbolicated[$0] ?? []).culprit != nil } ?? ranked.first
     }
 
-    private func quality(tid: Int32?, detection: HangDetection) -> Perf.HangWatchdog.StackQuality {
-        guard detection.samplesTaken > 0 else {
+    private func quality(
+        tid: Int32?, detection: HangDetection, culprit: Perf.HangWatchdog.Frame?
+    ) -> Perf.HangWatchdog.StackQuality {
+        Self.judgeQuality(
+            samplesExpected: detection.samplesTaken, tid: tid, taken: tid.flatMap { samples[$0] },
+            failure: tid.flatMap { failures[$0] }, samplerUnavailable: StackSampler.unavailableReason,
+            namesCulprit: culprit != nil)
+    }
+
+    /// What an episode's stack holds, from what sampling its thread gave.
+    ///
+    /// - Parameters:
+    ///   - samplesExpected: samples the detector asked for during the episode.
+    ///   - taken: the successful samples of the episode's thread.
+    ///   - failure: the latest failed sample's reason for that thread.
+    ///   - namesCulprit: whether the stack reaches a frame of the program's own code.
+    static func judgeQuality(
+        samplesExpected: Int, tid: Int32?, taken: [ThreadSample]?, failure: String?, samplerUnavailable: String?,
+        namesCulprit: Bool
+    ) -> Perf.HangWatchdog.StackQuality {
+        guard samplesExpected > 0 else {
             return .unavailable(reason: "the episode ended before the first stack sample")
         }
         guard let tid else { return .unavailable(reason: "no thread was sampled") }
-        guard let taken = samples[tid], let last = taken.last else {
-            if let reason = StackSampler.unavailableReason, failures[tid] == nil {
-                return .unavailable(reason: reason)
-            }
+        guard let taken, let last = taken.last else {
+            if let samplerUnavailable, failure == nil { return .unavailable(reason: samplerUnavailable) }
             return .unavailable(
-                reason: failures[tid] ?? "thread \(tid), which served the late ping, was not among the sampled threads")
+                reason: failure ?? "thread \(tid), which served the late ping, was not among the sampled threads")
         }
-        if let failure = failures[tid] { return .partial(reason: failure) }
+        if let failure { return .partial(reason: failure) }
         if last.truncated { return .partial(reason: "stack deeper than \(PERF_STACK_MAX_FRAMES) frames") }
-        if taken.count < detection.samplesTaken {
-            return .partial(reason: "\(taken.count) of \(detection.samplesTaken) samples of thread \(tid)")
+        if taken.count < samplesExpected {
+            return .partial(reason: "\(taken.count) of \(samplesExpected) samples of thread \(tid)")
+        }
+        // Every sample read, but none reached the program's own code (an unwind that stopped in
+        // the runtime or a library): the stack cannot name a culprit, so it is not full.
+        guard namesCulprit else {
+            return .partial(reason: "no frame of the program's code in \(last.addresses.count) frames of thread \(tid)")
         }
         return .full
     }

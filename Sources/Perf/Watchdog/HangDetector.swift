@@ -111,6 +111,9 @@ struct HangDetector {
         var nextOngoingNanos: UInt64 = 0
         var fatalReported = false
         var startedWallNanos: UInt64
+        /// A debugger was attached at one of the episode's checks (its opening, a stack sample):
+        /// one attached during the hang and detached before its end still counts.
+        var debuggerSeen = false
     }
 
     private let timing: HangTiming
@@ -126,7 +129,8 @@ struct HangDetector {
 
     /// - Parameters:
     ///   - startNanos: monotonic time of `start()`; the grace period runs from here.
-    ///   - debuggerAttached: asked only when an episode ends.
+    ///   - debuggerAttached: asked when an episode opens, at each of its stack samples and when
+    ///     it ends (a few reads of `/proc/self/status` per episode, none between episodes).
     init(
         timing: HangTiming, startNanos: UInt64, debuggerAttached: @escaping () -> Bool,
         makeID: @escaping () -> UInt64 = HangReporting.makeEpisodeID
@@ -203,11 +207,7 @@ struct HangDetector {
             episode = nil
             return
         }
-        var open =
-            episode
-            ?? OpenEpisode(
-                id: makeID(), firstSentNanos: ping.sentNanos, upperStartNanos: ping.upperStartNanos,
-                startedWallNanos: ping.wallAtSend)
+        var open = episode ?? openEpisode(for: ping)
         open.lastServedNanos = at
         open.servingTid = served.tid
         if slow {
@@ -225,15 +225,14 @@ struct HangDetector {
         let elapsed = (tick.now - origin) - stalls.overlap(from: origin, to: tick.now)
         if episode == nil {
             guard elapsed >= timing.firstSampleNanos else { return }
-            episode = OpenEpisode(
-                id: makeID(), firstSentNanos: ping.sentNanos, upperStartNanos: ping.upperStartNanos,
-                startedWallNanos: ping.wallAtSend)
+            episode = openEpisode(for: ping)
         }
         guard var open = episode else { return }
         let due = timing.firstSampleNanos + UInt64(open.samplesTaken) * timing.sampleIntervalNanos
         if open.samplesTaken < timing.maxSamples, elapsed >= due {
             open.samplesTaken += 1
             output.sampleEpisode = open.id
+            if timing.suppressWhenDebugging, !open.debuggerSeen { open.debuggerSeen = debuggerAttached() }
         }
         let upperStall = stalls.overlap(from: open.upperStartNanos, to: tick.now)
         let upper = (tick.now - open.upperStartNanos) - upperStall
@@ -295,6 +294,15 @@ struct HangDetector {
         return output
     }
 
+    /// A new episode for the late `ping`, noting whether a debugger is attached as it opens.
+    private mutating func openEpisode(for ping: Ping) -> OpenEpisode {
+        var open = OpenEpisode(
+            id: makeID(), firstSentNanos: ping.sentNanos, upperStartNanos: ping.upperStartNanos,
+            startedWallNanos: ping.wallAtSend)
+        if timing.suppressWhenDebugging { open.debuggerSeen = debuggerAttached() }
+        return open
+    }
+
     /// Closes an episode; `nil` when it began inside the start-up grace period.
     private func finish(_ open: OpenEpisode) -> HangDetection? {
         guard open.firstSentNanos >= graceEndNanos, let last = open.lastServedNanos else { return nil }
@@ -306,7 +314,7 @@ struct HangDetector {
         let raw = (last - open.firstSentNanos + last - open.upperStartNanos) / 2
         let judged = adjusted >= timing.hitchNanos ? adjusted : raw
         var reason: Perf.HangWatchdog.Episode.SuppressionReason?
-        if timing.suppressWhenDebugging, debuggerAttached() {
+        if timing.suppressWhenDebugging, open.debuggerSeen || debuggerAttached() {
             reason = .debugger
         } else if adjusted < timing.hitchNanos {
             if stalls.suspended(from: open.upperStartNanos, to: last) >= StallLog.floorNanos {

@@ -127,9 +127,11 @@ extension Perf.HangWatchdog {
 
     /// How complete an episode's stack is.
     public enum StackQuality: Sendable, Equatable {
-        /// Every sample of the blocked thread succeeded.
+        /// Every sample of the blocked thread succeeded and its stack reaches the program's own
+        /// code (so it names a culprit).
         case full
-        /// Some samples failed or were truncated; the stack is usable.
+        /// Some samples failed or were truncated, or the stack holds no frame of the program's
+        /// code (it stops in the runtime or a library); what it holds is still reported.
         case partial(reason: String)
         /// No stack: the reason says why.
         case unavailable(reason: String)

@@ -40,7 +40,7 @@ extension Perf {
         /// Its settings, fixed at creation.
         public let configuration: Configuration
 
-        private let running = Mutex<RunningThread?>(nil)
+        private let thread = WatchdogThreadControl()
         private let pauseState = Mutex<String?>(nil)
         private let paused = WatchdogFlag()
         private let statisticsBox = WatchdogStatisticsBox()
@@ -59,7 +59,7 @@ extension Perf {
         /// Starts the watchdog thread; does nothing if it runs already. Detection starts now
         /// (after `Configuration.startupGrace`, zero by default).
         public func start() {
-            let started = running.withLock { running -> Bool in
+            let started = thread.running.withLock { running -> Bool in
                 guard running == nil else { return false }
                 let stopFlag = WatchdogFlag()
                 let runner = WatchdogRunner(
@@ -69,7 +69,7 @@ extension Perf {
                 running = RunningThread(thread: thread, stopFlag: stopFlag)
                 return true
             }
-            if started { WatchdogRegistry.add(self) }
+            if started { WatchdogRegistry.add(thread) }
         }
 
         /// Stops the watchdog and joins its thread: no callback runs after this returns. A hitch
@@ -79,21 +79,7 @@ extension Perf {
         ///
         /// Called from one of the watchdog's own callbacks, it asks the thread to stop without
         /// waiting for it.
-        public func stop() {
-            guard
-                let thread = running.withLock({ running -> RunningThread? in
-                    defer { running = nil }
-                    return running
-                })
-            else { return }
-            WatchdogRegistry.remove(self)
-            thread.stopFlag.value.store(true, ordering: .releasing)
-            if pthread_equal(pthread_self(), thread.thread) != 0 {
-                pthread_detach(thread.thread)
-            } else {
-                pthread_join(thread.thread, nil)
-            }
-        }
+        public func stop() { thread.stop() }
 
         /// Suspends detection during intentional blocking (a migration, a synchronous load). A
         /// hitch or hang already under way is written, marked in progress; a ping that is not yet
@@ -114,7 +100,7 @@ extension Perf {
         public var pauseReason: String? { pauseState.withLock { $0 } }
 
         /// Whether the watchdog thread runs.
-        public var isRunning: Bool { running.withLock { $0 != nil } }
+        public var isRunning: Bool { thread.running.withLock { $0 != nil } }
 
         /// The watchdog's cost and counts so far.
         public var statistics: Statistics { statisticsBox.snapshot }
@@ -134,29 +120,50 @@ final class WatchdogFlag: Sendable {
     let value = Atomic<Bool>(false)
 }
 
-/// The running watchdogs, so `Perf.shutdown()` can stop them (writing a hang in progress) before
-/// the recording ends. Weak: a watchdog nobody holds still stops through `deinit`.
+/// A watchdog's thread and how to stop it: what the registry holds, so it needs no reference to
+/// the public object (a weak one cost a side table that LeakSanitizer reported as leaked, since
+/// the object's reference count points to it in an encoded form, issue 19).
+final class WatchdogThreadControl: Sendable {
+    let running = Mutex<RunningThread?>(nil)
+
+    /// Stops the thread and joins it (detaches it when called on that thread); idempotent.
+    func stop() {
+        guard
+            let thread = running.withLock({ running -> RunningThread? in
+                defer { running = nil }
+                return running
+            })
+        else { return }
+        WatchdogRegistry.remove(self)
+        thread.stopFlag.value.store(true, ordering: .releasing)
+        if pthread_equal(pthread_self(), thread.thread) != 0 {
+            pthread_detach(thread.thread)
+        } else {
+            pthread_join(thread.thread, nil)
+        }
+    }
+}
+
+/// The running watchdogs' threads, so `Perf.shutdown()` can stop them (writing a hang in
+/// progress) before the recording ends. A watchdog nobody holds still stops through `deinit`,
+/// which removes its entry.
 enum WatchdogRegistry {
-    private struct Entry: @unchecked Sendable {
-        weak var watchdog: Perf.HangWatchdog?
+    private static let entries = Mutex<[ObjectIdentifier: WatchdogThreadControl]>([:])
+
+    static func add(_ control: WatchdogThreadControl) {
+        entries.withLock { $0[ObjectIdentifier(control)] = control }
     }
 
-    private static let entries = Mutex<[ObjectIdentifier: Entry]>([:])
-
-    static func add(_ watchdog: Perf.HangWatchdog) {
-        entries.withLock { $0[ObjectIdentifier(watchdog)] = Entry(watchdog: watchdog) }
-    }
-
-    static func remove(_ watchdog: Perf.HangWatchdog) {
-        _ = entries.withLock { $0.removeValue(forKey: ObjectIdentifier(watchdog)) }
+    static func remove(_ control: WatchdogThreadControl) {
+        _ = entries.withLock { $0.removeValue(forKey: ObjectIdentifier(control)) }
     }
 
     /// Stops every running watchdog and waits for each to write what it was measuring.
     static func stopAll() {
-        let running = entries.withLock { entries -> [Perf.HangWatchdog] in
+        let running = entries.withLock { entries -> [WatchdogThreadControl] in
             defer { entries.removeAll() }
-            return entries.values.compactMap(\.watchdog)
+            return Array(entries.values)
         }
-        for watchdog in running { watchdog.stop() }
+        for control in running { control.stop() }
     }
 }

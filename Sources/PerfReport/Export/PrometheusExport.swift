@@ -15,7 +15,8 @@ import PerfCore
 /// carries an `app` label, so two programs' files in one textfile directory never collide.
 ///
 /// Buckets are fixed (0.5 ms to 60 s, then `+Inf`) so series from every machine aggregate.
-/// There are no timestamps: the collector rejects a file that has one.
+/// There are no timestamps: the collector rejects a file that has one. `Perf.prometheusText()`
+/// writes the same families, from the same code, for a running process.
 ///
 /// ```swift
 /// let metrics = PrometheusExport.render(try ExportInput(contentsOf: reportURL))
@@ -26,116 +27,25 @@ import PerfCore
 ///   no duration histogram here: the ledger keeps only the slow ends, which are not the
 ///   span's distribution. Its budget breaches are still counted.
 public enum PrometheusExport {
-    /// Bucket upper bounds: as written in `le`, and in seconds.
-    static let bounds: [(text: String, seconds: Double)] = [
-        "0.0005", "0.001", "0.0025", "0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "0.5", "1", "2.5", "5",
-        "10", "30", "60",
-    ].map { ($0, Double($0)!) }
-
-    /// Session statuses always exported (0 when none), so the series exist before the first crash.
-    static let statuses = [PerformanceReport.Session.Status.active, .crashed, .terminated].map(\.rawValue)
-
     /// The exposition's bytes.
-    public static func render(_ input: ExportInput) -> [UInt8] {
-        let app = ("app", input.app.name)
-        var text = PrometheusText()
-        text.family(
-            "perf_app_info", type: "gauge", help: "The instrumented program's name, version and build; always 1."
-        ) {
-            $0.sample(
-                [app, ("build", input.app.build), ("name", input.app.name), ("version", input.app.version)],
-                .integer(1))
-        }
-        text.family(
-            "perf_report_generated_timestamp_seconds", type: "gauge",
-            help: "When the report's newest record was written, in Unix seconds."
-        ) { family in
-            if input.generatedAtUnixNanos > 0 {
-                // Milliseconds over 1000, not nanoseconds over 1e9: exact to the millisecond it was written in.
-                family.sample([app], .double(Double(input.generatedAtUnixNanos / 1_000_000) / 1_000))
-            }
-        }
-        sessionFamilies(input, app: app, into: &text)
-        spanFamilies(input, app: app, into: &text)
-        hangFamilies(input, app: app, into: &text)
-        text.family(
-            "perf_process_resident_memory_bytes", type: "gauge",
-            help: "Resident memory of the newest diagnostic snapshot, in bytes."
-        ) { family in
-            if let newest = input.processSamples.last {
-                family.sample([app], .integer(UInt64(clamping: newest.rssBytes)))
-            }
-        }
-        return text.bytes
-    }
+    public static func render(_ input: ExportInput) -> [UInt8] { metrics(input).render() }
 
-    static func sessionFamilies(_ input: ExportInput, app: PrometheusText.Label, into text: inout PrometheusText) {
-        var counts = Dictionary(uniqueKeysWithValues: statuses.map { ($0, UInt64(0)) })
-        for session in input.sessions { counts[session.status.rawValue, default: 0] += 1 }
-        text.family("perf_sessions", type: "gauge", help: "Sessions (process runs) in the report, by status.") {
-            family in
-            for (status, count) in counts.sorted(by: { $0.key < $1.key }) {
-                family.sample([app, ("status", status)], .integer(count))
-            }
+    /// The report's figures in the model `Perf.prometheusText()` renders too, so both write the
+    /// same families.
+    static func metrics(_ input: ExportInput) -> PrometheusMetrics {
+        var metrics = PrometheusMetrics(source: .report, app: input.app)
+        metrics.generatedAtUnixNanos = input.generatedAtUnixNanos
+        for session in input.sessions { metrics.sessions[session.status.rawValue, default: 0] += 1 }
+        metrics.spans = input.spans.map { span in
+            PrometheusMetrics.Span(
+                name: span.name, histogram: span.source == .histogram ? span.histogram : nil,
+                overBudget: UInt64(clamping: span.overBudget), budgetSeconds: span.budgetMs.map { $0 / 1_000 })
         }
-    }
-
-    static func spanFamilies(_ input: ExportInput, app: PrometheusText.Label, into text: inout PrometheusText) {
-        text.family(
-            "perf_span_duration_seconds", type: "histogram",
-            help: "Span durations from Perf's latency histograms (every call, not only slow ones)."
-        ) { family in
-            for span in input.spans where span.source == .histogram {
-                guard let histogram = span.histogram else { continue }
-                family.histogram([app, ("span", span.name)], histogram)
-            }
-        }
-        text.family(
-            "perf_span_over_budget_total", type: "counter",
-            help: "Span ends over their budget recorded in the ledger."
-        ) { family in
-            for span in input.spans {
-                family.sample([app, ("span", span.name)], .integer(UInt64(clamping: span.overBudget)))
-            }
-        }
-        text.family("perf_span_budget_seconds", type: "gauge", help: "The budget a span runs under, in seconds.") {
-            family in
-            for span in input.spans {
-                guard let budget = span.budgetMs else { continue }
-                family.sample([app, ("span", span.name)], .double(budget / 1_000))
-            }
-        }
-    }
-
-    static func hangFamilies(_ input: ExportInput, app: PrometheusText.Label, into text: inout PrometheusText) {
-        let totals: [(String, String, Int64)] = [
-            ("perf_hangs_total", "Hangs the watchdog reported (not hitches).", input.hangs.count),
-            ("perf_hangs_fatal_total", "Hangs the process died in.", input.hangs.fatal),
-            (
-                "perf_hangs_suppressed_total", "Slow episodes not blamed (paused, stalled host, debugger).",
-                input.hangs.suppressed
-            ),
-        ]
-        for (name, help, value) in totals {
-            text.family(name, type: "counter", help: help) { $0.sample([app], .integer(UInt64(clamping: value))) }
-        }
-        text.family(
-            "perf_hang_duration_seconds", type: "histogram",
-            help: "Hang and hitch durations per watchdog target."
-        ) { family in
-            for (target, histogram) in input.hangs.targets.sorted(by: { $0.key < $1.key }) {
-                family.histogram([app, ("target", target)], histogram)
-            }
-        }
-    }
-}
-
-extension PrometheusText.Family {
-    /// A latency histogram's cumulative buckets, in seconds.
-    mutating func histogram(_ labels: [PrometheusText.Label], _ histogram: LatencyHistogram) {
-        self.histogram(
-            labels, bounds: PrometheusExport.bounds,
-            cumulativeCount: { histogram.count(atOrBelowNanos: UInt64(($0 * 1e9).rounded())) }, count: histogram.count,
-            sumSeconds: Double(histogram.sumNanos) / 1e9)
+        metrics.hangs = UInt64(clamping: input.hangs.count)
+        metrics.fatalHangs = UInt64(clamping: input.hangs.fatal)
+        metrics.suppressedHangs = UInt64(clamping: input.hangs.suppressed)
+        metrics.hangTargets = input.hangs.targets
+        metrics.residentMemoryBytes = input.processSamples.last.map { UInt64(clamping: $0.rssBytes) }
+        return metrics
     }
 }

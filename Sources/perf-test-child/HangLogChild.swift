@@ -1,0 +1,53 @@
+// `perf-test-child hang-log <dir> <mode> [log] [label=<queue label>]`: a service with Perf
+// installed (recording to <dir>) and, with `log`, `Configuration.logToStandardError` on; tests
+// read its stderr.
+//   hang:  a hang watchdog on a queue that blocks 600 ms once in `HangLogChild.loadStore()`; once
+//          the hang is reported it shuts Perf down, prints "done" and exits.
+//   start: installs, shuts down, prints "done" (the start after `facade hang <dir>` was killed
+//          recovers it).
+import Foundation
+import Glibc
+import Perf
+
+enum HangLogChild {
+    static func run(_ arguments: [String]) -> Int32 {
+        guard arguments.count >= 2, ["hang", "start"].contains(arguments[1]) else {
+            FileHandle.standardError.write(
+                Data("usage: perf-test-child hang-log <dir> hang|start [log] [label=<label>]\n".utf8))
+            return 2
+        }
+        let label = arguments.first { $0.hasPrefix("label=") }.map { String($0.dropFirst(6)) } ?? "child.db.writer"
+        Perf.install(
+            Perf.Configuration(
+                directory: URL(fileURLWithPath: arguments[0]), app: Perf.AppInfo(name: "hang-log-child", version: "1"),
+                recording: .enabled, logToStandardError: arguments.contains("log") ? Perf.LogLines() : nil))
+        if arguments[1] == "hang" {
+            let queue = DispatchQueue(label: label)
+            let reported = DispatchSemaphore(value: 0)
+            var configuration = Perf.HangWatchdog.Configuration()
+            configuration.startupGrace = .zero
+            configuration.onEpisode = { episode in if episode.kind == .hang { reported.signal() } }
+            let watchdog = Perf.HangWatchdog(monitoring: .queue(queue), configuration: configuration)
+            watchdog.start()
+            queue.asyncAfter(deadline: .now() + .milliseconds(200)) { loadStore(milliseconds: 600) }
+            reported.wait()
+        }
+        Perf.shutdown()
+        acknowledge("done")
+        return 0
+    }
+
+    /// The culprit the tests look for: one `clock_nanosleep` of the whole block.
+    @inline(never)
+    static func loadStore(milliseconds: Int) {
+        var duration = timespec(tv_sec: milliseconds / 1_000, tv_nsec: (milliseconds % 1_000) * 1_000_000)
+        var remaining = timespec()
+        while nanosleep(&duration, &remaining) != 0 && errno == EINTR { duration = remaining }
+    }
+
+    /// Unbuffered, so the parent reads it while this process runs.
+    private static func acknowledge(_ text: String) {
+        let bytes = Array((text + "\n").utf8)
+        _ = bytes.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
+    }
+}

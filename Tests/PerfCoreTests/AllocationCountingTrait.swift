@@ -1,0 +1,12 @@
+// Allocation-counting tests run only where CPerfAllocCounter owns malloc: under a sanitizer its
+// runtime does, the counts stay 0, and such a test reports skipped instead of a false pass.
+import CPerfAllocCounter
+import Testing
+
+extension Trait where Self == ConditionTrait {
+    static var countsAllocations: Self {
+        .enabled(
+            if: perf_alloc_counter_available() != 0,
+            "allocations are not counted in a sanitizer build (the sanitizer's runtime owns malloc)")
+    }
+}
