@@ -1,15 +1,15 @@
 // `perf-test-child metrics-endpoint <dir>`: a program scraped by a real Prometheus
 // (scripts/validate-prometheus-scrape.sh). Installs Perf on <dir> with a manual clock, ends 1,000
 // spans `metrics.request` of known durations (log-uniform from 1 ms to 40 ms, so p95 is 33 ms),
-// starts a metrics endpoint on 127.0.0.1, port 0, and prints
+// starts the public metrics endpoint (serving Perf.prometheusText()) on 127.0.0.1, port 0, and prints
 //   port <n>
 //   p95 <seconds>            Perf's own p95 of metrics.request (Perf.spanHistograms())
 //   bounds <le,le,...>       the exposition's bucket bounds, in seconds
 //   ready
 // Then ends one span `metrics.tick` every 100 ms (so counters grow between scrapes) until stdin
 // closes, shuts Perf down and exits 0.
-// `fdLimit` (a test's): after the endpoint starts, RLIMIT_NOFILE is lowered to one descriptor more
-// than are open, so its second concurrent accept fails with EMFILE. `readTimeoutMs=<ms>` shortens
+// `fdLimit` (a test's): after the endpoint starts, every free descriptor number under a lowered
+// RLIMIT_NOFILE is filled but one, so its second concurrent accept fails with EMFILE. `readTimeoutMs=<ms>` shortens
 // the endpoint's read deadline.
 import Foundation
 import Glibc
@@ -18,11 +18,8 @@ import PerfCore
 
 enum MetricsEndpointChild {
     static let requestSpans = 1_000
-    /// The `le` bounds of `perf-report export --format prometheus` (PrometheusExport.bounds).
-    static let bounds = [
-        "0.0005", "0.001", "0.0025", "0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "0.5", "1", "2.5", "5", "10",
-        "30", "60",
-    ]
+    /// The `le` bounds of `Perf.prometheusText()` and `perf-report export --format prometheus`.
+    static let bounds = PrometheusText.bounds.map(\.text)
 
     static func run(_ arguments: [String]) -> Int32 {
         guard let path = arguments.first else {
@@ -49,7 +46,9 @@ enum MetricsEndpointChild {
             if let readTimeoutMs {
                 var limits = Perf.MetricsEndpoint.Limits()
                 limits.readTimeout = .milliseconds(readTimeoutMs)
-                endpoint = try Perf.MetricsEndpoint.start(host: "127.0.0.1", port: 0, limits: limits, body: exposition)
+                endpoint = try Perf.MetricsEndpoint.start(host: "127.0.0.1", port: 0, limits: limits) {
+                    Perf.prometheusText()
+                }
             } else {
                 endpoint = try start()
             }
@@ -95,34 +94,8 @@ enum MetricsEndpointChild {
         if filler >= 0 { close(filler) }
     }
 
-    // ---- Wiring to Perf.prometheusText() (branch wt-promtext) --------------------------------
-    // Until `Perf.prometheusText()` is in this branch, the endpoint serves the span histograms
-    // in the export's format, rendered here; once it is, this becomes the public
-    // `Perf.MetricsEndpoint.start(host: "127.0.0.1", port: 0)`.
+    /// The endpoint as a service starts it: serving `Perf.prometheusText()`.
     static func start() throws -> Perf.MetricsEndpoint {
-        try Perf.MetricsEndpoint.start(host: "127.0.0.1", port: 0, limits: .init(), body: exposition)
-    }
-    // ---------------------------------------------------------------------------------------------
-
-    /// `perf_span_duration_seconds` (a histogram per span, the export's buckets) and
-    /// `perf_app_info`, from the live histograms.
-    @Sendable static func exposition() -> String {
-        var text = "# HELP perf_app_info The instrumented program's name, version and build; always 1.\n"
-        text += "# TYPE perf_app_info gauge\n"
-        text += "perf_app_info{app=\"metrics-child\",build=\"\",name=\"metrics-child\",version=\"1\"} 1\n"
-        text += "# HELP perf_span_duration_seconds Span durations from Perf's latency histograms.\n"
-        text += "# TYPE perf_span_duration_seconds histogram\n"
-        for (name, histogram) in Perf.spanHistograms().sorted(by: { $0.key < $1.key }) {
-            let labels = "app=\"metrics-child\",span=\"\(name)\""
-            for bound in bounds {
-                let nanos = UInt64(Double(bound)! * 1e9)
-                text +=
-                    "perf_span_duration_seconds_bucket{\(labels),le=\"\(bound)\"} \(histogram.count(atOrBelowNanos: nanos))\n"
-            }
-            text += "perf_span_duration_seconds_bucket{\(labels),le=\"+Inf\"} \(histogram.count)\n"
-            text += "perf_span_duration_seconds_sum{\(labels)} \(Double(histogram.sumNanos) / 1e9)\n"
-            text += "perf_span_duration_seconds_count{\(labels)} \(histogram.count)\n"
-        }
-        return text
+        try Perf.MetricsEndpoint.start(host: "127.0.0.1", port: 0)
     }
 }

@@ -21,6 +21,11 @@ extension PerfGlobalStateTests {
             let served = try #require(try LoopbackHTTP.request(port: second.port))
             #expect(
                 served.status == 200 && served.headers["content-type"] == "text/plain; version=0.0.4; charset=utf-8")
+            Perf.begin("metrics.served", slowMs: nil).end()
+            // The public endpoint serves the live exposition, as the process has it now.
+            let live = try #require(try LoopbackHTTP.request(port: second.port)).text
+            #expect(live.contains("perf_app_info{app=\"metrics\""), "\(live.prefix(300))")
+            #expect(live.contains("perf_span_duration_seconds_count{app=\"metrics\",span=\"metrics.served\"} 1"))
             Perf.shutdown()
             #expect(!first.isRunning && !second.isRunning)
             #expect(LoopbackHTTP.connectError(port: first.port) == ECONNREFUSED)

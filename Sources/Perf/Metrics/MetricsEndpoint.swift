@@ -66,11 +66,8 @@ extension Perf {
             try start(host: host, port: port, limits: Limits(), body: exposition)
         }
 
-        // ---- Wiring to Perf.prometheusText() (branch wt-promtext) --------------------------------
-        // Until `Perf.prometheusText()` is in this branch, the public endpoint serves nothing but a
-        // comment; this is the only line that changes when it lands.
-        static let exposition: @Sendable () -> String = { "# Perf.prometheusText() is not wired in yet\n" }
-        // ---------------------------------------------------------------------------------------------
+        /// The public endpoint's body: the live exposition.
+        static let exposition: @Sendable () -> String = { Perf.prometheusText() }
 
         /// Starts serving what `body` returns, called on the endpoint's thread once per `GET` or
         /// `HEAD` of `/metrics`; the seam tests and the scrape validation use.
