@@ -83,7 +83,7 @@ let package = Package(
             name: "PerfReportCLITests",
             dependencies: [
                 "PerfReportCLI", "PerfReport", "PerfTestSupport", .target(name: "perf-report"),
-                .target(name: "perf-bench"),
+                .target(name: "perf-bench"), .target(name: "perf-test-child"),
             ],
             swiftSettings: strict),
     ],

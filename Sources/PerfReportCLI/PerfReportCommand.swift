@@ -23,7 +23,7 @@ public struct CommandResult: Sendable, Equatable {
 public enum PerfReportCommand {
     /// The subcommands, in the order help lists them.
     enum Subcommand: String, CaseIterable {
-        case demo, build, summary, check, compare, export
+        case demo, build, summary, check, compare, export, attach
 
         /// The one line `perf-report --help` shows for it.
         var abstract: String {
@@ -34,6 +34,7 @@ public enum PerfReportCommand {
             case .check: return "Check a performance report against budgets and a baseline."
             case .compare: return "Compare two performance reports span by span."
             case .export: return "Export a report for trace viewers, OpenTelemetry or Prometheus."
+            case .attach: return "Record the probes of a running process into a Chrome trace."
             }
         }
 
@@ -45,6 +46,7 @@ public enum PerfReportCommand {
             case .check: return CheckCommand.spec
             case .compare: return CompareCommand.spec
             case .export: return ExportCommand.spec
+            case .attach: return AttachCommand.spec
             }
         }
     }
@@ -107,6 +109,8 @@ public enum PerfReportCommand {
             return execute(subcommand.spec, rest, ExportCommand.run)
         case .demo:
             return execute(subcommand.spec, rest) { DemoCommand.run($0, progress: progress) }
+        case .attach:
+            return execute(subcommand.spec, rest) { AttachCommand.run($0, environment: environment, progress: progress) }
         }
     }
 

@@ -58,6 +58,7 @@ enum SpanBenchmarks {
             "the flight recorder's share of the row above: \(String(format: "%.1f", single.span.median - bare.span.median)) ns"
         context.add(bareRow)
 
+        probeRows(context, batches: batches, iterations: iterations)
         measure(context, recorder: recorder, batches: batches, iterations: iterations)
         keyed(context, baseline: single.span, batches: batches, iterations: max(1, iterations / 20))
         overBudget(context, baseline: single.span, batches: batches, iterations: max(1, iterations / 20))

@@ -17,6 +17,8 @@ let children: [String: ([String]) -> Int32] = [
     "sessions": SessionIndexChild.run,
     "systemd": SystemdChild.run,
     "hang-log": HangLogChild.run,
+    "sanitizer-host": SanitizerHostChild.run,
+    "probes": ProbesChild.run,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

@@ -79,7 +79,7 @@ enum ContractDocsCLI {
         #expect(Set(documented.values.flatMap { $0 }) == commands, "the commands column names every command")
     }
 
-    @Test(arguments: ["demo", "build", "summary", "check", "compare", "export"])
+    @Test(arguments: ["demo", "build", "summary", "check", "compare", "export", "attach"])
     func eachCommandsHelpListsItsDocumentedCodesAndOptions(command: String) throws {
         let help = ContractDocsCLI.run([command, "--help"])
         #expect(help.status == 0)
@@ -150,6 +150,9 @@ enum ContractDocsCLI {
             ("export", 2, ["export", golden]),
             ("export", 3, ["export", missing, "--format", "chrome"]),
             ("export", 4, ["export", empty, "--format", "chrome"]),
+            ("attach", 2, ["attach"]),
+            ("attach", 2, ["attach", "--pid", "1", "--seconds", "0"]),
+            ("attach", 3, ["attach", "--pid", "999999999"]),
         ]
         for (_, code, arguments) in cases {
             let result = ContractDocsCLI.run(arguments)
@@ -157,6 +160,8 @@ enum ContractDocsCLI {
         }
         var provoked = Set(cases.map { "\($0.command) \($0.code)" })
         provoked.formUnion(Self.demoCases.map { "demo \($0.code)" })
+        // Exit 0 needs root, perf and uprobes: ProbeRecordTests runs `attach` against a live child.
+        provoked.insert("attach 0")
         for (code, commands) in try Self.documentedExitCodes() {
             for command in commands {
                 #expect(provoked.contains("\(command) \(code)"), "nothing here provokes `\(command)` exit \(code)")

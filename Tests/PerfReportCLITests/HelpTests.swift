@@ -11,7 +11,7 @@ import Testing
         #expect(result.stdout.contains("USAGE: perf-report"))
         #expect(result.stdout.contains("EXIT CODES:"))
         for code in 0...4 { #expect(result.stdout.contains("  \(code)  ")) }
-        for subcommand in ["demo", "build", "summary", "check", "compare", "export"] {
+        for subcommand in ["demo", "build", "summary", "check", "compare", "export", "attach"] {
             #expect(result.stdout.contains("  \(subcommand) "))
         }
         #expect(result.stderr.isEmpty)

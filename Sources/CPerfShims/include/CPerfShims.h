@@ -9,6 +9,7 @@
 #include <time.h>
 #include "CPerfStackSampler.h"
 #include "CPerfRemoteUnwind.h"
+#include "CPerfProbes.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -15,6 +15,7 @@ extension Perf {
     ///   - detail: Context; privacy-filtered like a span's detail.
     public static func note(_ name: StaticString, detail: String? = nil) {
         guard let runtime = PerfState.runtime() else { return }
+        Probes.note(name)
         let text = name.description
         guard case .write(let suppressed) = runtime.noteFloor.decide(name: text, nowNanos: runtime.clock.monotonicNanos())
         else { return }

@@ -51,6 +51,7 @@ final class PerfRuntime: Sendable {
         self.notifier = notifier
         heartbeat = histograms.memory.isFileBacked ? SpanMemoryHeartbeat(memory: histograms.memory, clock: clock) : nil
         operations = RuntimeOperations(configuration: configuration, pipeline: recorder.pipeline, clock: clock)
+        Probes.session(start: true, pid: getpid())  // USDT perf:session_start
     }
 
     /// Builds a runtime. Never throws: a directory that cannot be used costs one message on
@@ -180,6 +181,7 @@ final class PerfRuntime: Sendable {
     func shutdown() {
         recorder.closeAll(exit: .cancelled)
         recorder.pipeline.emit(.session(SessionEventRecord(sessionID: sessionID, event: .end, wallNanos: clock.wallNanos())))
+        Probes.session(start: false, pid: getpid())  // USDT perf:session_end
         recorder.pipeline.flush()
         operations.finish()
         heartbeat?.stop()

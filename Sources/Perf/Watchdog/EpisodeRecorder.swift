@@ -1,6 +1,7 @@
 // Turns the detector's timing-only episodes into full episodes (thread, stack, stuck frames,
 // culprit, cooldown) and delivers them. Runs on the watchdog thread only.
 import CPerfShims
+import PerfCore
 
 struct EpisodeRecorder {
     private let target: Perf.HangWatchdog.Target
@@ -58,6 +59,11 @@ struct EpisodeRecorder {
             statistics.update {
                 if episode.kind == .hang { $0.hangs += 1 } else { $0.hitches += 1 }
                 if episode.suppressed != nil { $0.suppressed += 1 }
+            }
+            if episode.suppressed == nil {
+                Probes.hang(
+                    hitch: episode.kind == .hitch, target: episode.targetName, lowerMs: episode.lowerMs,
+                    upperMs: episode.upperMs, culprit: episode.culprit?.symbol.map(SymbolNames.readable))
             }
             HangReporting.handler?.hangEnded(episode, id: episode.id)
             configuration.onEpisode?(episode)

@@ -83,6 +83,7 @@ extension SpanRecorder {
         if case .bounded(let lifetimeNanos) = lifetime { expiry = Self.deadline(start, plus: lifetimeNanos) }
         let overdue = budgetNanos.flatMap { Self.deadline(start, plus: $0) }
         let span = OpenSpan(info: info, name: name, site: site, startNanos: start, expiryDeadline: expiry, overdueDeadline: overdue)
+        Probes.spanBegin(name, budgetNanos: budgetNanos)
         registry.withLock { registry in
             // Emitted and observed before the span is inserted: nothing can end it before its begin.
             pipeline.emit(
@@ -168,6 +169,7 @@ extension SpanRecorder {
         let info = span.info
         flight?.record(
             span.name, nameRef: histograms.reference(of: span.name, site: span.site), startNanos: span.startNanos, durationNanos: elapsed, budgetNanos: info.budgetNanos, exit: exit)
+        Probes.spanEnd(span.name, durationNanos: elapsed, budgetNanos: info.budgetNanos, exit: exit)
         pipeline.emit(
             .spanEnded(
                 SpanEndRecord(

@@ -102,6 +102,16 @@ public final class SpanRecorder: Sendable {
         _ token: SpanToken, exit: SpanExit = .success, reason: String? = nil, detail: String? = nil,
         count: Int? = nil
     ) {
+        end(token, exit: exit, reason: reason, detail: detail, count: count, probes: true)
+    }
+
+    /// The end above with its `span_end` probe compiled in or out: `probes` is a constant at each
+    /// call, so the optimizer keeps one side only. `false` serves perf-bench's row without probes
+    /// (the same span code, measured in the same run).
+    @inlinable @inline(__always)
+    package func end(
+        _ token: SpanToken, exit: SpanExit, reason: String?, detail: String?, count: Int?, probes: Bool
+    ) {
         let now = monotonicNanos()
         let elapsed = now >= token.startNanos ? now - token.startNanos : 0
         guard token.id == 0 else {
@@ -111,6 +121,7 @@ public final class SpanRecorder: Sendable {
         let nameRef = histograms.record(token.name, nanos: elapsed, site: token.site)
         flight?.record(
             token.name, nameRef: nameRef, startNanos: token.startNanos, durationNanos: elapsed, budgetNanos: token.budgetNanos, exit: exit)
+        if probes { Probes.spanEnd(token.name, durationNanos: elapsed, budgetNanos: token.budgetNanos, exit: exit) }
         if elapsed >= token.recordThresholdNanos {
             recordScopedEnd(token, elapsed: elapsed, exit: exit, reason: reason, detail: detail, count: count)
         }

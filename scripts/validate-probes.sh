@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Proves Perf's USDT probes (provider perf, CPerfProbes.h) with the system's own tools, on a
+# release build of perf-test-child (a program that links Perf statically):
+#   readelf   readelf -n lists every probe (span_end, span_begin, hang, hitch, note,
+#             session_start, session_end) with its argument string (8-byte registers)
+#   gdb       gdb -batch -ex 'info probes stap' lists every probe
+#   record    perf record of `perf-test-child probes` (uprobes): names, counts and durations
+#             within 1 % of what the program did, one hang hit with its culprit; then
+#             perf-report attach to a live child that keeps running (ProbeRecordTests, pointed
+#             at the release binaries)
+# perf comes from Debian's linux-perf (apt-get install when missing); tracefs is mounted at
+# /sys/kernel/tracing when it is not. A check whose tools or kernel support cannot be had (not
+# root, no perf, no uprobe events) prints "SKIPPED <check>: <reason>", never PASS. Exit 1 on
+# any FAIL.
+#
+# Usage: scripts/validate-probes.sh [--no-build]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=1
+case "${1:-}" in
+    --no-build) build=0 ;;
+    "") ;;
+    *) echo "usage: scripts/validate-probes.sh [--no-build]" >&2; exit 2 ;;
+esac
+failed=0
+pass() { echo "PASS $1: $2"; }
+fail() { echo "FAIL $1: $2"; failed=1; }
+skip() { echo "SKIPPED $1: $2"; }
+probes=(span_end span_begin hang hitch note session_start session_end)
+
+if [ "$build" -eq 1 ]; then
+    echo "== release build of perf-test-child and perf-report"
+    swift build -c release --product perf-test-child -Xswiftc -warnings-as-errors >/dev/null
+    swift build -c release --product perf-report -Xswiftc -warnings-as-errors >/dev/null
+fi
+child=.build/release/perf-test-child
+report=.build/release/perf-report
+for binary in "$child" "$report"; do
+    [ -x "$binary" ] || { echo "error: $binary is missing; run without --no-build" >&2; exit 1; }
+done
+
+# --- readelf -n: every probe, each with its register arguments.
+if command -v readelf >/dev/null; then
+    notes=$(readelf -n "$child")
+    missing=()
+    for probe in "${probes[@]}"; do
+        grep -q "Name: $probe\$" <<<"$notes" || missing+=("$probe")
+    done
+    arguments=$(grep -A3 "Provider: perf" <<<"$notes" | grep "Arguments:" | sed "s/.*Arguments: //" | sort -u || true)
+    bad=$(grep -vE '^(8@%[a-z0-9]+ ?)+$' <<<"$arguments" || true)
+    sites=$(grep -c "Provider: perf" <<<"$notes")
+    if [ ${#missing[@]} -eq 0 ] && [ -z "$bad" ]; then
+        pass readelf "${#probes[@]} probes at $sites sites in $child, arguments 8-byte registers"
+    else
+        fail readelf "missing: ${missing[*]:-none}; unexpected arguments: ${bad:-none}"
+    fi
+else
+    skip readelf "readelf (binutils) is not installed"
+fi
+
+# --- gdb's view of the same notes.
+if command -v gdb >/dev/null; then
+    listed=$(gdb -batch -ex 'info probes stap' "$child" 2>/dev/null | awk '$2 == "perf" { print $3 }' | sort -u)
+    missing=()
+    for probe in "${probes[@]}"; do grep -qx "$probe" <<<"$listed" || missing+=("$probe"); done
+    if [ ${#missing[@]} -eq 0 ]; then
+        pass gdb "info probes stap lists ${#probes[@]} probes of provider perf"
+    else
+        fail gdb "info probes stap misses: ${missing[*]}"
+    fi
+else
+    skip gdb "gdb is not installed"
+fi
+
+# --- perf record and perf-report attach: root, perf, tracefs and uprobe events first.
+reason=""
+if [ "$(id -u)" -ne 0 ]; then
+    reason="not root: uprobes need root"
+else
+    if ! command -v perf >/dev/null; then
+        echo "== perf missing: apt-get install linux-perf"
+        (apt-get install -y -qq linux-perf >/dev/null 2>&1 || { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq linux-perf >/dev/null 2>&1; }) || true
+    fi
+    if ! command -v perf >/dev/null; then
+        reason="perf cannot be had (apt-get install linux-perf failed)"
+    elif [ ! -e /sys/kernel/tracing/uprobe_events ]; then
+        [ -e /sys/kernel/tracing/README ] || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true
+        [ -e /sys/kernel/tracing/uprobe_events ] \
+            || reason="no /sys/kernel/tracing/uprobe_events: tracefs cannot be mounted or the kernel has no uprobe events"
+    fi
+fi
+if [ -n "$reason" ]; then
+    skip record "$reason"
+else
+    echo "== perf record and perf-report attach (ProbeRecordTests on the release binaries)"
+    swift build --build-tests >/dev/null
+    log=$(mktemp /tmp/perf-validate-probes.XXXXXX)
+    PERF_PROBES_CHILD="$PWD/$child" PERF_PROBES_REPORT="$PWD/$report" \
+        swift test --skip-build --filter ProbeRecordTests >"$log" 2>&1 || true
+    grep -E "spans/s|✘|recorded an issue|↳ " "$log" | grep -v "Testing Library\|Target Platform" || true
+    if grep -q "Suite ProbeRecordTests passed" "$log" && ! grep -q "skipped" "$log"; then
+        pass record "perf record: names, counts, durations within 1 %, one hang with its culprit; attach to a live child"
+    elif grep -q "skipped" "$log"; then
+        skip record "$(grep -m1 skipped "$log")"
+    else
+        fail record "see $log"
+    fi
+fi
+exit "$failed"
