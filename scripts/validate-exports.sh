@@ -40,6 +40,8 @@ cleanup() {
 trap cleanup EXIT
 # shellcheck source=scripts/validate/venv.sh
 source scripts/validate/venv.sh
+# shellcheck source=scripts/validate/debian.sh
+source scripts/validate/debian.sh
 
 passed=()
 skipped=()
@@ -74,16 +76,10 @@ node_exporter=$tools/root/usr/bin/prometheus-node-exporter
 prometheus_unavailable=""
 if [ ! -x "$promtool" ] || [ ! -x "$node_exporter" ]; then
     echo "== apt-get download prometheus prometheus-node-exporter (unpacked into ${tools#"$PWD"/}, not installed)"
-    mkdir -p "$tools/debs" "$tools/root"
-    if ! command -v apt-get >/dev/null 2>&1; then
-        prometheus_unavailable="apt-get is not available to download prometheus and prometheus-node-exporter"
-    elif ! (cd "$tools/debs" && { apt-get download prometheus prometheus-node-exporter >/dev/null 2>&1 \
-        || { apt-get update >/dev/null 2>&1 && apt-get download prometheus prometheus-node-exporter >/dev/null 2>&1; }; }); then
-        prometheus_unavailable="cannot download the Debian packages prometheus and prometheus-node-exporter"
-    else
-        for deb in "$tools"/debs/*.deb; do dpkg-deb -x "$deb" "$tools/root"; done
-        [ -x "$promtool" ] && [ -x "$node_exporter" ] \
-            || prometheus_unavailable="the Debian packages hold no usr/bin/promtool and prometheus-node-exporter"
+    if ! validate_debian_unpack "$tools" prometheus prometheus-node-exporter; then
+        prometheus_unavailable=$validate_reason
+    elif [ ! -x "$promtool" ] || [ ! -x "$node_exporter" ]; then
+        prometheus_unavailable="the Debian packages hold no usr/bin/promtool and prometheus-node-exporter"
     fi
 fi
 

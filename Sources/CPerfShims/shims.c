@@ -7,6 +7,7 @@
 #include <string.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/socket.h>
 
 int32_t perf_gettid(void) { return (int32_t)syscall(SYS_gettid); }
 
@@ -15,6 +16,10 @@ int perf_fallocate(int fd, int64_t length) {
 }
 
 int perf_tgkill(int32_t tgid, int32_t tid, int sig) { return (int)syscall(SYS_tgkill, tgid, tid, sig); }
+
+int perf_accept4(int fd, int flags) { return accept4(fd, NULL, NULL, flags); }
+
+int perf_pipe2(int fds[2], int flags) { return pipe2(fds, flags); }
 
 
 // Stripe indices for HistogramRegistry (see CPerfShims.h). A bit set in `exclusive_taken` means a

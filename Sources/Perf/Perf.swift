@@ -38,11 +38,12 @@ public enum Perf {
             report: PerfState.reportToStandardError)
     }
 
-    /// Stops every running hang watchdog (a hang in progress is written, marked in progress),
-    /// flushes everything, writes the session's end, and makes every call inert again.
+    /// Stops every running hang watchdog (a hang in progress is written, marked in progress) and
+    /// metrics endpoint, flushes everything, writes the session's end, and makes every call inert again.
     public static func shutdown() {
         // Watchdogs first: a hang in progress is written while the ledger is still open.
         WatchdogRegistry.stopAll()
+        MetricsEndpointRegistry.stopAll()  // every metrics endpoint's sockets closed before recording ends
         let runtime = PerfState.installed.withLock { state -> PerfRuntime? in
             guard let runtime = state.current else { return nil }
             state.current = nil
@@ -88,9 +89,9 @@ public enum Perf {
     /// How a span ended.
     public typealias Exit = SpanExit
 
-    /// The seam tests use: an injected environment, clock and message sink.
+    /// The seam tests and test children use: an injected environment, clock and message sink.
     @discardableResult
-    static func install(
+    package static func install(
         _ configuration: Configuration, environment: [String: String], clock: any PerfClock,
         report: @escaping (String) -> Void
     ) -> Bool {

@@ -9,6 +9,7 @@ let children: [String: ([String]) -> Int32] = [
     "ledger-spans": LedgerCrashChild.run,
     "session": SessionCrashChild.run,
     "facade": FacadeCrashChild.run,
+    "metrics-endpoint": MetricsEndpointChild.run,
     "watchdog": WatchdogCrashChild.run,
     "watchdog-matrix": WatchdogMatrixChild.run,
     "reliability": ReliabilityChild.run,

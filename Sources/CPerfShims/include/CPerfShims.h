@@ -75,6 +75,11 @@ int perf_fallocate(int fd, int64_t length);
 int32_t perf_gettid(void);
 /// Sends a signal to one thread of this process.
 int perf_tgkill(int32_t tgid, int32_t tid, int sig);
+/// accept4(2) without the peer's address (a GNU extension the Glibc module does not export): the
+/// new descriptor, or -1 with errno set.
+int perf_accept4(int fd, int flags);
+/// pipe2(2) (a GNU extension the Glibc module does not export): 0, or -1 with errno set.
+int perf_pipe2(int fds[2], int flags);
 
 // Per-thread histogram stripes (HistogramRegistry). A thread takes a stripe index on its first
 // record and keeps it until it exits. Indices below PERF_EXCLUSIVE_STRIPES belong to one living

@@ -1,0 +1,45 @@
+// The metrics endpoint out of descriptors: a child whose RLIMIT_NOFILE leaves it one free
+// descriptor gets more connections than it can accept. accept(2) fails with EMFILE while the
+// listener stays readable; the endpoint must not spin on it, and must serve again once a
+// descriptor is free.
+import Foundation
+import Glibc
+import PerfTestSupport
+import Testing
+
+@Suite struct MetricsEndpointDescriptorLimitTests {
+    /// User plus system CPU time of `pid`, in seconds (/proc/<pid>/stat fields 14 and 15).
+    static func cpuSeconds(_ pid: pid_t) -> Double {
+        let stat = EndpointDescriptors.readWhole("/proc/\(pid)/stat")
+        guard let close = stat.lastIndex(of: ")") else { return 0 }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    @Test func outOfDescriptorsTheEndpointWaitsInsteadOfSpinningAndRecovers() throws {
+        let directory = try TemporaryDirectory("metrics-emfile")
+        defer { directory.remove() }
+        let child = try ChildProcess(
+            executable: BuildProducts.testChild,
+            arguments: ["metrics-endpoint", directory.path, "fdLimit", "readTimeoutMs=700"], withStandardInput: true)
+        defer { child.killAndWait() }
+        let lines = try #require(child.readLines(until: { $0 == "ready" }, timeoutSeconds: 30))
+        let port = try #require(lines.first { $0.hasPrefix("port ") }.flatMap { Int($0.dropFirst(5)) })
+        // Four idle clients: the first takes the last descriptor, the others wait on EMFILE.
+        let idle = try (0..<4).map { _ in try LoopbackConnection(port: port) }
+        let cpuBefore = Self.cpuSeconds(child.pid)
+        let wallBefore = monotonicSeconds()
+        #expect(!idle[1].isReadable(timeoutSeconds: 0.5), "no descriptor, so no answer yet")
+        let cpu = Self.cpuSeconds(child.pid) - cpuBefore
+        let wall = monotonicSeconds() - wallBefore
+        #expect(cpu < wall * 0.15, "the endpoint's thread spun: \(cpu) s of CPU in \(wall) s")
+        // The idle clients are cut one by one at their deadline, each freeing the descriptor for
+        // the next; each is answered (408) or closed, and then a scrape is served.
+        for connection in idle { #expect(connection.readToEnd(timeoutSeconds: 10).ending != .timedOut) }
+        let response = try #require(try LoopbackHTTP.request(port: port, timeoutSeconds: 10))
+        #expect(response.status == 200 && response.text.contains("perf_span_duration_seconds_bucket"))
+        child.closeStandardInput()
+        #expect(ChildProcess.exitCode(child.wait()) == 0)
+    }
+}
