@@ -117,11 +117,7 @@ extension Perf {
             else { return }
             MetricsEndpointRegistry.remove(self)
             SocketSyscalls.wake(running.wakeWrite)
-            if pthread_equal(pthread_self(), running.thread) != 0 {
-                pthread_detach(running.thread)  // stop() from the body provider: the loop ends after it
-            } else {
-                pthread_join(running.thread, nil)
-            }
+            OwnThread.joinOrDetach(running.thread)  // detached when stop() comes from the body provider
             SocketSyscalls.close(running.wakeWrite)
         }
 

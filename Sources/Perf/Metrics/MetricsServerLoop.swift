@@ -41,8 +41,9 @@ extension Perf.MetricsEndpoint {
     }
 }
 
-/// The loop and everything it owns; handed to its thread once and touched by nothing else.
-final class MetricsServerLoop {
+/// The loop and everything it owns; handed to its thread once and touched by nothing else
+/// (hence unchecked: only that thread ever reads or writes its state).
+final class MetricsServerLoop: @unchecked Sendable {
     private struct Connection {
         enum Phase { case reading, writing, draining }
 
@@ -77,22 +78,7 @@ final class MetricsServerLoop {
     }
 
     /// Starts the thread; `nil` if pthread_create failed (the caller still owns the descriptors).
-    func spawn() -> pthread_t? {
-        var thread = pthread_t()
-        let context = Unmanaged.passRetained(self).toOpaque()
-        let result = pthread_create(
-            &thread, nil,
-            { context in
-                let loop = Unmanaged<MetricsServerLoop>.fromOpaque(context!).takeRetainedValue()
-                loop.run()
-                return nil
-            }, context)
-        guard result == 0 else {
-            Unmanaged<MetricsServerLoop>.fromOpaque(context).release()
-            return nil
-        }
-        return thread
-    }
+    func spawn() -> pthread_t? { OwnThread.spawn { self.run() } }
 
     /// Serves until the wake pipe is written to, then closes every connection, the listener and
     /// the pipe's read end.

@@ -136,11 +136,7 @@ final class WatchdogThreadControl: Sendable {
         else { return }
         WatchdogRegistry.remove(self)
         thread.stopFlag.value.store(true, ordering: .releasing)
-        if pthread_equal(pthread_self(), thread.thread) != 0 {
-            pthread_detach(thread.thread)
-        } else {
-            pthread_join(thread.thread, nil)
-        }
+        OwnThread.joinOrDetach(thread.thread)
     }
 }
 

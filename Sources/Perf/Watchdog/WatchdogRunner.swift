@@ -41,22 +41,7 @@ final class WatchdogRunner: @unchecked Sendable {
     }
 
     /// Starts the thread; `nil` if pthread_create failed.
-    func spawn() -> pthread_t? {
-        var thread = pthread_t()
-        let context = Unmanaged.passRetained(self).toOpaque()
-        let result = pthread_create(
-            &thread, nil,
-            { context in
-                let runner = Unmanaged<WatchdogRunner>.fromOpaque(context!).takeRetainedValue()
-                runner.run()
-                return nil
-            }, context)
-        guard result == 0 else {
-            Unmanaged<WatchdogRunner>.fromOpaque(context).release()
-            return nil
-        }
-        return thread
-    }
+    func spawn() -> pthread_t? { OwnThread.spawn { self.run() } }
 
     private func run() {
         perf_name_current_thread("perf-watchdog")
