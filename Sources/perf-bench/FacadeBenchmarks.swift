@@ -74,6 +74,27 @@ enum FacadeBenchmarks {
                 baselineP99: measured.baseline.p99, ratio: ratio, target: "≤ 1.3× baseline, 0 allocs",
                 pass: ratio <= 1.3 && allocations == 0, allocationsPerOp: allocations, samples: batches))
 
+        // The span_end probe as users compile it, against the same facade call with the probe
+        // compiled out (issue 22: within 2 % or 1 ns when no tracer listens).
+        let probe = Bench.alternating(batches: batches, iterations: iterations) { count in
+            for _ in 0..<count { Perf.begin("bench.facade", slowMs: 1000).endWithoutProbe() }
+        } subject: { count in
+            for _ in 0..<count { Perf.begin("bench.facade", slowMs: 1000).end() }
+        }
+        let probeDifference = probe.subject.median - probe.baseline.median
+        context.add(
+            BenchRow(
+                group: "facade", name: "Perf.begin+end under budget, probes compiled in (no tracer)", unit: "ns/op",
+                median: probe.subject.median, p99: probe.subject.p99, p999: probe.subject.p999,
+                baseline: "the same Perf.begin+end, probe compiled out (same run)",
+                baselineMedian: probe.baseline.median, baselineP99: probe.baseline.p99,
+                ratio: probe.subject.median / probe.baseline.median, target: "≤ compiled out + 2 % (or + 1 ns)",
+                pass: probeDifference <= max(1.0, 0.02 * probe.baseline.median) && allocations == 0,
+                allocationsPerOp: allocations,
+                note: String(format: "difference %+.2f ns/op; batches alternate; the semaphore load and its "
+                    + "untaken branch are what a program pays", probeDifference),
+                samples: batches))
+
         let perThread = Bench.concurrently(threads: 2) { _ in
             Bench.alternating(batches: batches, iterations: iterations, baseline: Bench.clockPairs) { count in
                 for _ in 0..<count { Perf.begin("bench.facade", slowMs: 1000).end() }

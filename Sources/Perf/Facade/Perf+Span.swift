@@ -28,6 +28,16 @@ extension Perf {
             recorder._withUnsafeGuaranteedRef { $0.end(token) }
         }
 
+        /// `end()` with the `span_end` USDT probe compiled out: perf-bench's baseline for what the
+        /// probe costs a program when no tracer listens (the same code, measured in the same run).
+        @inlinable
+        package consuming func endWithoutProbe() {
+            guard let token, let recorder = PerfState.recorderSlot.load(ordering: .acquiring) else { return }
+            recorder._withUnsafeGuaranteedRef {
+                $0.end(token, exit: .success, reason: nil, detail: nil, count: nil, probes: false)
+            }
+        }
+
         /// Ends the span with any combination of exit, detail, count and reason; the span is
         /// consumed.
         ///
