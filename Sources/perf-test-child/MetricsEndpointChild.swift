@@ -9,12 +9,18 @@
 // Then ends one span `metrics.tick` every 100 ms (so counters grow between scrapes) until stdin
 // closes, shuts Perf down and exits 0.
 // `fdLimit` (a test's): after the endpoint starts, every free descriptor number under a lowered
-// RLIMIT_NOFILE is filled but one, so its second concurrent accept fails with EMFILE. `readTimeoutMs=<ms>` shortens
-// the endpoint's read deadline.
+// RLIMIT_NOFILE is filled but one, so its second concurrent accept fails with EMFILE; SIGUSR1 closes
+// the fillers (anything else in the process, a lazily made Dispatch timer descriptor say, may take
+// the one free number for good, so the test frees descriptors itself rather than rely on the
+// endpoint's own closing). `readTimeoutMs=<ms>` shortens the endpoint's read deadline.
 import Foundation
 import Glibc
 import Perf
 import PerfCore
+import Synchronization
+
+/// Set by SIGUSR1 in `fdLimit` mode: the ticker thread then closes the descriptor fillers.
+let releaseFillers = Atomic<Bool>(false)
 
 enum MetricsEndpointChild {
     static let requestSpans = 1_000
@@ -56,14 +62,20 @@ enum MetricsEndpointChild {
             FileHandle.standardError.write(Data("\(error)\n".utf8))
             return 1
         }
-        if arguments.contains("fdLimit") { leaveOneDescriptor() }
+        let fillers = arguments.contains("fdLimit") ? leaveOneDescriptor() : []
+        if !fillers.isEmpty { signal(SIGUSR1) { _ in releaseFillers.store(true, ordering: .relaxed) } }
         let p95 = Perf.spanHistograms()["metrics.request"]?.quantile(0.95) ?? 0
         WatchdogCrashChild.emit("port \(endpoint.port)")
         WatchdogCrashChild.emit("p95 \(Double(p95) / 1e9)")
         WatchdogCrashChild.emit("bounds \(bounds.joined(separator: ","))")
         WatchdogCrashChild.emit("ready")
         let ticker = Thread {
+            var fillersOpen = !fillers.isEmpty
             while true {
+                if fillersOpen, releaseFillers.load(ordering: .relaxed) {
+                    for fd in fillers { close(fd) }
+                    fillersOpen = false
+                }
                 Perf.begin("metrics.tick", slowMs: 0).end()
                 usleep(100_000)  // the workload's pace, not a synchronisation
             }
@@ -76,8 +88,8 @@ enum MetricsEndpointChild {
 
     /// Lowers RLIMIT_NOFILE just above the highest open descriptor and fills every free number
     /// below it with /dev/null, then frees one: the next descriptor opened gets it, the one after
-    /// fails with EMFILE.
-    static func leaveOneDescriptor() {
+    /// fails with EMFILE. Returns the fillers still open.
+    static func leaveOneDescriptor() -> [Int32] {
         let numbers = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).compactMap {
             Int32($0)
         }
@@ -85,13 +97,15 @@ enum MetricsEndpointChild {
         getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
         limit.rlim_cur = rlim_t((numbers.max() ?? 64) + 2)
         setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-        var filler: Int32 = -1
+        var fillers: [Int32] = []
+        fillers.reserveCapacity(64)
         while true {
             let fd = open("/dev/null", O_RDONLY | O_CLOEXEC)
             guard fd >= 0 else { break }
-            filler = fd
+            fillers.append(fd)
         }
-        if filler >= 0 { close(filler) }
+        if let last = fillers.popLast() { close(last) }
+        return fillers
     }
 
     /// The endpoint as a service starts it: serving `Perf.prometheusText()`.
