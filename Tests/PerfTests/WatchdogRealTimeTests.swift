@@ -32,7 +32,9 @@ func watchdogTestBlockForMilliseconds(_ milliseconds: Int) -> (start: UInt64, en
 
 /// Blocks the calling thread in short sleeps (a real wait, not a spin) until `done()` holds or
 /// `limitMs` has passed: a block that lasts until what the test waits for has happened, however
-/// slowly a loaded machine gets there.
+/// slowly a loaded machine gets there. Never inlined: the test looks for it in the stack, and a
+/// release build inlined it into the queue's closure.
+@inline(never)
 func watchdogTestBlockUntil(limitMs: Int, _ done: () -> Bool) {
     let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(limitMs) * 1_000_000
     while !done(), DispatchTime.now().uptimeNanoseconds < deadline {
