@@ -1,7 +1,7 @@
 // ThreadSanitizer's false positive on Synchronization.Mutex (Swift 6.3.1, Linux): every access
 // below is under the lock, yet `swiftc -sanitize=thread mutex-race-repro.swift && ./a.out` reports
 // "Swift access race" once threads contend. scripts/validate-sanitizers.sh builds and runs it each
-// time, so the suppression in tsan.supp goes as soon as a toolchain stops reporting it.
+// time, so the TSan build drops its pthread Mutex (-DPERF_SANITIZER_LOCKS) once a toolchain stops reporting it.
 import Dispatch
 import Synchronization
 
