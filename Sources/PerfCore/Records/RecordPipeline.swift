@@ -6,9 +6,12 @@ import Synchronization
 /// Routes records from emitters to sinks, in one global order.
 ///
 /// Each emitted record gets the next sequence number under the pipeline's ordering lock, and is
-/// handed, still under that lock, to every inline sink and to every buffered sink's queue: all
-/// sinks see records in sequence order. Emitting is a slow path (a span over budget, a hang, a
-/// note); the scoped-span hot path never reaches the pipeline.
+/// offered, still under that lock, to every sink's lane: all sinks see records in sequence order.
+/// No lock of the pipeline is held while a sink runs: an inline sink runs on the emitting thread
+/// when it is free, and while another thread is inside it (a ledger write stalled on a slow disk)
+/// the record waits in the sink's bounded backlog and the emitter returns at once. Emitting is a
+/// slow path (a span over budget, a hang, a note); the scoped-span hot path never reaches the
+/// pipeline.
 ///
 /// ```swift
 /// let pipeline = RecordPipeline()
@@ -19,7 +22,7 @@ import Synchronization
 /// ```
 public final class RecordPipeline: Sendable {
     private enum Slot: Sendable {
-        case inline(any RecordSink, DeliveryCounters)
+        case inline(InlineDelivery)
         case buffered(BufferedDelivery)
     }
 
@@ -30,10 +33,6 @@ public final class RecordPipeline: Sendable {
 
     private let state = Mutex(State())
     private let transform = Mutex<(@Sendable (Record) -> Record?)?>(nil)
-    /// The thread currently delivering under `state`, so an inline sink that emits is queued
-    /// behind the current record instead of deadlocking on the non-recursive lock.
-    private let deliveringThread = Atomic<UInt>(0)
-    private let reentrantRecords = Mutex<[Record]>([])
 
     /// Creates a pipeline with no sinks: records emitted now are numbered and discarded.
     public init() {}
@@ -48,12 +47,13 @@ public final class RecordPipeline: Sendable {
     ///
     /// - Parameters:
     ///   - sink: The consumer.
-    ///   - mode: `.inline` to run on the emitting thread (its effect is complete when `emit`
-    ///     returns), or `.buffered(capacity:)` to run on the sink's own thread from a bounded queue.
+    ///   - mode: `.inline` to run on the emitting thread while the sink is free (its effect is then
+    ///     complete when `emit` returns), or `.buffered(capacity:)` to run on the sink's own thread
+    ///     from a bounded queue.
     public func addSink(_ sink: any RecordSink, mode: SinkMode) {
         let slot: Slot
         switch mode {
-        case .inline: slot = .inline(sink, DeliveryCounters())
+        case .inline: slot = .inline(InlineDelivery(sink: sink))
         case .buffered(let capacity): slot = .buffered(BufferedDelivery(sink: sink, capacity: capacity))
         }
         state.withLock { $0.slots.append(slot) }
@@ -70,39 +70,62 @@ public final class RecordPipeline: Sendable {
 
     /// Numbers the record and delivers it to every sink.
     ///
-    /// Returns once inline sinks have handled it and buffered sinks have it queued (or counted it
-    /// dropped). Never waits for a buffered sink.
+    /// Returns once every free inline sink has handled it, and every busy inline sink and every
+    /// buffered sink has it queued (or counted it dropped). Never waits for another thread's
+    /// delivery: a sink stalled in another thread's `receive` delays only that thread.
+    ///
+    /// An inline sink may emit from `receive`: the record is numbered at once and delivered, on
+    /// the same thread and before the outer `emit` returns, after the record being handled.
     public func emit(_ record: Record) {
-        guard let record = transformed(record) else { return }
+        enqueue(record)?.deliver()
+    }
+
+    /// Numbers the record and offers it to every sink, without calling any: the first half of
+    /// ``emit(_:)``, for a caller that must fix a record's place in the order under a lock of its
+    /// own (the span registry) and deliver it after releasing that lock.
+    ///
+    /// Returns the deliveries this thread now owns (nil when it owns none); call
+    /// ``PendingDelivery/deliver()`` on each, in the order they were enqueued, before returning.
+    func enqueue(_ record: Record) -> PendingDelivery? {
+        guard let record = transformed(record) else { return nil }
         let me = UInt(pthread_self())
-        if deliveringThread.load(ordering: .acquiring) == me {
-            reentrantRecords.withLock { $0.append(record) }
-            return
-        }
-        state.withLock { state in
-            deliveringThread.store(me, ordering: .releasing)
-            deliver(record, in: &state)
-            while let queued = reentrantRecords.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) {
-                deliver(queued, in: &state)
+        return state.withLock { state -> PendingDelivery? in
+            let sequenced = SequencedRecord(sequence: state.nextSequence, record: record)
+            state.nextSequence += 1
+            var lanes: [InlineDelivery] = []
+            for slot in state.slots {
+                switch slot {
+                case .inline(let lane):
+                    if lane.offer(sequenced, thread: me) { lanes.append(lane) }
+                case .buffered(let delivery):
+                    delivery.enqueue(sequenced)
+                }
             }
-            deliveringThread.store(0, ordering: .releasing)
+            return lanes.isEmpty ? nil : PendingDelivery(record: sequenced, lanes: lanes, thread: me)
         }
     }
 
-    /// Waits until buffered sinks have handled every record emitted before this call.
+    /// Waits until every sink has handled every record emitted before this call: buffered sinks'
+    /// queues and inline sinks' backlogs.
     ///
     /// Waits on each sink's condition, never by polling. Returns false if `timeoutNanos` passed
     /// first (a sink stuck in `receive`).
     @discardableResult
     public func flush(timeoutNanos: UInt64 = 10_000_000_000) -> Bool {
         let marks = state.withLock { state in
-            state.slots.compactMap { slot -> (BufferedDelivery, UInt64)? in
-                guard case .buffered(let delivery) = slot else { return nil }
-                return (delivery, delivery.acceptedCount)
+            state.slots.map { slot -> (Date) -> Bool in
+                switch slot {
+                case .inline(let lane):
+                    let mark = lane.acceptedCount
+                    return { lane.waitUntilProcessed(mark, deadline: $0) }
+                case .buffered(let delivery):
+                    let mark = delivery.acceptedCount
+                    return { delivery.waitUntilProcessed(mark, deadline: $0) }
+                }
             }
         }
         let deadline = Date(timeIntervalSinceNow: Double(timeoutNanos) / 1e9)
-        return marks.allSatisfy { $0.0.waitUntilProcessed($0.1, deadline: deadline) }
+        return marks.allSatisfy { $0(deadline) }
     }
 
     /// Per-sink counts of delivered, failed and dropped records, in the order sinks were added.
@@ -110,8 +133,8 @@ public final class RecordPipeline: Sendable {
         state.withLock { state in
             state.slots.map { slot in
                 switch slot {
-                case .inline(let sink, let counters):
-                    counters.snapshot(sinkType: String(describing: type(of: sink)), mode: .inline)
+                case .inline(let lane):
+                    lane.statistics()
                 case .buffered(let delivery):
                     delivery.statistics()
                 }
@@ -127,22 +150,17 @@ public final class RecordPipeline: Sendable {
         if let result = transform(record) { return result }
         return record.pairedSpanID == nil ? nil : record.stripped
     }
+}
 
-    private func deliver(_ record: Record, in state: inout State) {
-        let sequenced = SequencedRecord(sequence: state.nextSequence, record: record)
-        state.nextSequence += 1
-        for slot in state.slots {
-            switch slot {
-            case .inline(let sink, let counters):
-                do {
-                    try sink.receive(sequenced)
-                    counters.delivered.add(1, ordering: .relaxed)
-                } catch {
-                    counters.failures.add(1, ordering: .relaxed)
-                }
-            case .buffered(let delivery):
-                delivery.enqueue(sequenced)
-            }
-        }
+/// A numbered record whose delivery to some inline sinks the enqueuing thread owns.
+struct PendingDelivery: Sendable {
+    let record: SequencedRecord
+    let lanes: [InlineDelivery]
+    let thread: UInt
+
+    /// Hands the record to each owned sink (and this thread's records queued behind it), with no
+    /// lock held.
+    func deliver() {
+        for lane in lanes { lane.deliver(record, thread: thread) }
     }
 }

@@ -2,15 +2,15 @@
 
 /// Receives records from a ``RecordPipeline``: the JSONL ledger, exporters, tests.
 ///
-/// A sink attached `.inline` runs on the emitting thread, inside the pipeline's ordering lock, so
-/// its effect is complete when the emitter's call returns (the ledger needs its line on disk when
-/// `end()` returns). A sink attached `.buffered` runs on its own delivery thread and never slows
-/// an emitter.
+/// A sink attached `.inline` runs on the emitting thread, with no pipeline lock held, when no other
+/// thread is inside it: its effect is then complete when the emitter's call returns (the ledger has
+/// its line on disk when `end()` returns). While another thread is inside it, the record waits in
+/// the sink's bounded backlog (dropped and counted when full) and is delivered after, in sequence
+/// order, so one thread's stalled write never stalls another thread. A sink attached `.buffered`
+/// runs on its own delivery thread and never slows an emitter.
 ///
-/// - Warning: An inline sink may emit notes or scoped spans (they are queued and delivered after
-///   the current record), but must not begin or end registered spans (those paths hold the span
-///   registry lock while emitting), nor call `flush`, `addSink` or `statistics` (they take the
-///   pipeline lock it is called under).
+/// - Warning: An inline sink may emit records (they are numbered at once and delivered after the
+///   current one), but must not call `flush` (it would wait for itself).
 public protocol RecordSink: Sendable {
     /// Handles one record. A thrown error is counted in the sink's ``SinkStatistics/failures``;
     /// the sink keeps receiving the records that follow.
@@ -19,7 +19,8 @@ public protocol RecordSink: Sendable {
 
 /// How a sink is attached to the pipeline.
 public enum SinkMode: Sendable, Equatable {
-    /// Called synchronously on the emitting thread, in sequence order.
+    /// Called on the emitting thread when the sink is free, else from its bounded backlog; in
+    /// sequence order, one record at a time.
     case inline
     /// Called on the sink's own thread from a bounded queue, in sequence order. When the queue is
     /// full, new records are dropped for this sink (and counted) rather than blocking the emitter.
@@ -36,7 +37,7 @@ public struct SinkStatistics: Sendable, Equatable {
     public let delivered: UInt64
     /// Records whose `receive` threw.
     public let failures: UInt64
-    /// Records dropped because the sink's queue was full (buffered sinks only).
+    /// Records dropped because the sink's queue (buffered) or backlog (inline) was full.
     public let dropped: UInt64
 
     /// Creates a statistics snapshot.

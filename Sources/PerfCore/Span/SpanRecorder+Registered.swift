@@ -33,15 +33,19 @@ extension SpanRecorder {
         key: String, exit: SpanExit = .success, reason: String? = nil, detail: String? = nil, count: Int? = nil
     ) {
         let now = monotonicNanos()
-        registry.withLock { registry in
-            guard let span = registry.remove(key: key) else {
-                pipeline.emit(.unmatchedEnd(UnmatchedEndRecord(key: key, name: nil, wallNanos: clock.wallNanos())))
-                return
-            }
+        let closed = registry.withLock { registry -> ClosedSpan? in
+            guard let span = registry.remove(key: key) else { return nil }
             let elapsed = now >= span.startNanos ? now - span.startNanos : 0
             histograms.record(span.name, nanos: elapsed, site: span.site)
-            close(span, in: &registry, exit: exit, elapsed: elapsed, reason: reason, detail: detail, count: count)
+            return close(
+                span, observers: registry.observers, exit: exit, elapsed: elapsed, reason: reason, detail: detail,
+                count: count)
         }
+        guard let closed else {
+            pipeline.emit(.unmatchedEnd(UnmatchedEndRecord(key: key, name: nil, wallNanos: clock.wallNanos())))
+            return
+        }
+        closed.finish()
     }
 
     /// How many registered spans are open.
@@ -52,15 +56,19 @@ extension SpanRecorder {
     /// Each gets its end record and its observers' `spanClosed`; the expiry timer is disarmed.
     public func closeAll(exit: SpanExit) {
         let now = monotonicNanos()
-        registry.withLock { registry in
-            for id in registry.spans.keys.sorted() {
-                guard let span = registry.remove(id: id) else { continue }
+        let closed = registry.withLock { registry in
+            let closed = registry.spans.keys.sorted().compactMap { id -> ClosedSpan? in
+                guard let span = registry.remove(id: id) else { return nil }
                 let elapsed = now >= span.startNanos ? now - span.startNanos : 0
-                close(span, in: &registry, exit: exit, elapsed: elapsed, reason: nil, detail: nil, count: nil)
+                return close(
+                    span, observers: registry.observers, exit: exit, elapsed: elapsed, reason: nil, detail: nil,
+                    count: nil)
             }
             registry.armedDeadline = nil
             expiryTimer.disarm()
+            return closed
         }
+        for close in closed { close.finish() }
     }
 
     /// Adds an observer of registered spans: it hears every begin and close from now on, so it may
@@ -84,18 +92,21 @@ extension SpanRecorder {
         let overdue = budgetNanos.flatMap { Self.deadline(start, plus: $0) }
         let span = OpenSpan(info: info, name: name, site: site, startNanos: start, expiryDeadline: expiry, overdueDeadline: overdue)
         Probes.spanBegin(name, budgetNanos: budgetNanos)
-        registry.withLock { registry in
-            // Emitted and observed before the span is inserted: nothing can end it before its begin.
-            pipeline.emit(
+        // Observed before the span is inserted, and its record numbered before (under the registry
+        // lock), so nothing can end it before its begin. Neither runs a sink or an observer under
+        // the registry lock: a slow ledger write or journal stalls no other thread's span.
+        for observer in registry.withLock({ $0.observers }) { observer.spanBegan(info) }
+        let (begun, displaced) = registry.withLock { registry -> (PendingDelivery?, ClosedSpan?) in
+            let begun = pipeline.enqueue(
                 .spanBegan(
                     SpanBeginRecord(
                         id: id, name: info.name, key: key, site: info.site, startWallNanos: info.startWallNanos,
                         budgetNanos: budgetNanos, lifetime: lifetime)))
-            for observer in registry.observers { observer.spanBegan(info) }
-            if let displaced = registry.insert(span) {
+            let displaced = registry.insert(span).map { displaced in
                 let elapsed = start >= displaced.startNanos ? start - displaced.startNanos : 0
-                close(
-                    displaced, in: &registry, exit: .superseded, elapsed: elapsed, reason: nil, detail: nil, count: nil)
+                return close(
+                    displaced, observers: registry.observers, exit: .superseded, elapsed: elapsed, reason: nil,
+                    detail: nil, count: nil)
             }
             // The timer wakes at most once per millisecond (its leeway): armed for each span due at
             // once (a budget of 0), it fired once per span, and libdispatch's timer churn held
@@ -106,7 +117,10 @@ extension SpanRecorder {
                 registry.armedDeadline = wake
                 expiryTimer.arm(atMonotonicNanos: wake)
             }
+            return (begun, displaced)
         }
+        begun?.deliver()
+        displaced?.finish()
         return SpanToken(name: name, startNanos: start, budgetNanos: budgetNanos, site: site, id: id)
     }
 
@@ -115,31 +129,42 @@ extension SpanRecorder {
     func endRegistered(
         _ token: SpanToken, elapsed: UInt64, exit: SpanExit, reason: String?, detail: String?, count: Int?
     ) {
-        registry.withLock { registry in
-            guard let span = registry.remove(id: token.id) else { return }
+        let closed = registry.withLock { registry -> ClosedSpan? in
+            guard let span = registry.remove(id: token.id) else { return nil }
             histograms.record(token.name, nanos: elapsed, site: token.site)
-            close(span, in: &registry, exit: exit, elapsed: elapsed, reason: reason, detail: detail, count: count)
+            return close(
+                span, observers: registry.observers, exit: exit, elapsed: elapsed, reason: reason, detail: detail,
+                count: count)
         }
+        closed?.finish()
     }
 
     /// The expiry timer's handler: expires bounded spans past their lifetime and reports budgeted
     /// spans past their budget, then re-arms the timer at the next earliest deadline.
     func expireDueSpans() {
-        registry.withLock { registry in
+        // Records are numbered under the registry lock (an overdue report before the span's end)
+        // and delivered after it, like every close.
+        let (closed, overdue) = registry.withLock { registry in
             let now = monotonicNanos()
+            var closed: [ClosedSpan] = []
+            var overdue: [PendingDelivery?] = []
             for id in registry.spans.keys.sorted() {
                 guard let span = registry.spans[id] else { continue }
                 let openFor = now >= span.startNanos ? now - span.startNanos : 0
                 if let expiry = span.expiryDeadline, expiry <= now {
                     _ = registry.remove(id: id)
-                    close(span, in: &registry, exit: .expired, elapsed: openFor, reason: nil, detail: nil, count: nil)
-                } else if let overdue = span.overdueDeadline, overdue <= now, let budget = span.info.budgetNanos {
+                    closed.append(
+                        close(
+                            span, observers: registry.observers, exit: .expired, elapsed: openFor, reason: nil,
+                            detail: nil, count: nil))
+                } else if let due = span.overdueDeadline, due <= now, let budget = span.info.budgetNanos {
                     registry.spans[id]?.overdueDeadline = nil
-                    pipeline.emit(
-                        .overdue(
-                            OverdueRecord(
-                                id: id, name: span.info.name, key: span.info.key, site: span.info.site,
-                                openForNanos: openFor, budgetNanos: budget, wallNanos: clock.wallNanos())))
+                    overdue.append(
+                        pipeline.enqueue(
+                            .overdue(
+                                OverdueRecord(
+                                    id: id, name: span.info.name, key: span.info.key, site: span.info.site,
+                                    openForNanos: openFor, budgetNanos: budget, wallNanos: clock.wallNanos()))))
                 }
             }
             registry.armedDeadline = registry.earliestDeadline()
@@ -148,7 +173,12 @@ extension SpanRecorder {
             } else {
                 expiryTimer.disarm()
             }
+            return (closed, overdue)
         }
+        // Deliveries in the order they were numbered: closes and overdue reports interleave by id,
+        // but each lane delivers in sequence order whatever the order of these calls.
+        for close in closed { close.finish() }
+        for pending in overdue { pending?.deliver() }
     }
 
     /// The earliest the expiry timer is armed after a begin.
@@ -161,21 +191,36 @@ extension SpanRecorder {
         return overflow ? nil : sum
     }
 
-    /// Emits a registered span's end record and tells observers; the caller removed it already.
+    /// Numbers a registered span's end record, under the registry lock (the caller removed the
+    /// span); ``ClosedSpan/finish()`` delivers it and tells observers once the lock is released.
     private func close(
-        _ span: OpenSpan, in registry: inout OpenSpanRegistry, exit: SpanExit, elapsed: UInt64, reason: String?,
+        _ span: OpenSpan, observers: [any LongLivedSpanObserver], exit: SpanExit, elapsed: UInt64, reason: String?,
         detail: String?, count: Int?
-    ) {
+    ) -> ClosedSpan {
         let info = span.info
         flight?.record(
             span.name, nameRef: histograms.reference(of: span.name, site: span.site), startNanos: span.startNanos, durationNanos: elapsed, budgetNanos: info.budgetNanos, exit: exit)
         Probes.spanEnd(span.name, durationNanos: elapsed, budgetNanos: info.budgetNanos, exit: exit)
-        pipeline.emit(
+        let pending = pipeline.enqueue(
             .spanEnded(
                 SpanEndRecord(
                     id: info.id, name: info.name, key: info.key, site: info.site, startWallNanos: info.startWallNanos,
                     durationNanos: elapsed, budgetNanos: info.budgetNanos, exit: exit, reason: reason, detail: detail,
                     count: count)))
-        for observer in registry.observers { observer.spanClosed(id: info.id, exit: exit) }
+        return ClosedSpan(id: info.id, exit: exit, pending: pending, observers: observers)
+    }
+}
+
+/// A registered span's close, numbered under the registry lock, finished after it.
+struct ClosedSpan: Sendable {
+    let id: UInt64
+    let exit: SpanExit
+    let pending: PendingDelivery?
+    let observers: [any LongLivedSpanObserver]
+
+    /// Delivers the end record to the sinks this thread owns, then tells the observers.
+    func finish() {
+        pending?.deliver()
+        for observer in observers { observer.spanClosed(id: id, exit: exit) }
     }
 }

@@ -1,0 +1,147 @@
+// One inline sink's lane: delivery on the emitting thread while the sink is free, a bounded
+// backlog drained elsewhere while another thread is inside it. No pipeline lock is held in `receive`.
+import Dispatch
+import Foundation
+import Glibc
+
+/// Feeds one inline sink in sequence order without holding the pipeline's lock across `receive`.
+///
+/// The pipeline offers each record under its ordering lock, so offers arrive in sequence order.
+/// An offer to a free lane makes the offering thread the lane's owner: it calls `receive` itself,
+/// after the pipeline lock is released, and its record is handled when `emit` returns. An offer to
+/// a busy lane (another thread is in `receive`, stalled on a disk perhaps) is appended to a bounded
+/// backlog and the emitter returns at once; a full backlog drops the record and counts it. The
+/// owner drains backlog records its own thread emitted (a sink that emits from `receive`), then
+/// hands the rest to the lane's serial drain queue: no emitter ever waits for another's delivery,
+/// and at most one thread is in `receive` at a time, so the sink sees records in sequence order.
+///
+/// `@unchecked Sendable`: every mutable field is guarded by `condition` (flush waits on it).
+final class InlineDelivery: @unchecked Sendable {
+    let sink: any RecordSink
+    let capacity: Int
+    let counters = DeliveryCounters()
+    private let condition = NSCondition()
+    /// Records waiting while the lane is busy, with the thread that emitted each.
+    private var backlog: [(record: SequencedRecord, thread: UInt)] = []
+    private var head = 0
+    /// A thread (an emitter, or the drain queue) is delivering: the next offer must wait in line.
+    private var busy = false
+    /// Records accepted (delivered at once or queued), ever; `flush` waits for `processed` to reach a mark.
+    private var accepted: UInt64 = 0
+    /// Records handed to the sink (delivered or failed).
+    private var processed: UInt64 = 0
+    private let drainQueue = DispatchQueue(label: "perf.sink.inline-backlog")
+
+    /// The default bound of a lane's backlog: records beyond it are dropped while the sink is busy.
+    static let defaultCapacity = 4096
+
+    init(sink: any RecordSink, capacity: Int = InlineDelivery.defaultCapacity) {
+        self.sink = sink
+        self.capacity = max(1, capacity)
+    }
+
+    /// Called under the pipeline's ordering lock. True when the caller now owns the lane and must
+    /// call ``deliver(_:)`` with the record once it has released that lock; false when the record
+    /// was queued behind the current owner (or dropped, the backlog being full).
+    func offer(_ record: SequencedRecord, thread: UInt) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        if !busy {
+            busy = true
+            accepted += 1
+            return true
+        }
+        guard backlog.count - head < capacity else {
+            counters.dropped.add(1, ordering: .relaxed)
+            return false
+        }
+        backlog.append((record, thread))
+        accepted += 1
+        return false
+    }
+
+    /// Delivers the record whose offer made this thread the owner, then the backlog records this
+    /// thread emitted meanwhile; the first record emitted by another thread goes to the drain queue
+    /// with the ownership, so this thread returns after its own records only.
+    func deliver(_ record: SequencedRecord, thread: UInt) {
+        var next: SequencedRecord? = record
+        while let current = next {
+            receive(current)
+            condition.lock()
+            processed += 1
+            if backlog.count == head {
+                busy = false
+                next = nil
+            } else if backlog[head].thread == thread {
+                next = takeHead()
+            } else {
+                condition.broadcast()
+                condition.unlock()
+                drainQueue.async { self.drain() }
+                return
+            }
+            condition.broadcast()
+            condition.unlock()
+        }
+    }
+
+    /// Waits until every record accepted before `mark` was handed to the sink; false if `deadline`
+    /// passed first.
+    func waitUntilProcessed(_ mark: UInt64, deadline: Date) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        while processed < mark {
+            if !condition.wait(until: deadline) { return processed >= mark }
+        }
+        return true
+    }
+
+    var acceptedCount: UInt64 {
+        condition.lock()
+        defer { condition.unlock() }
+        return accepted
+    }
+
+    func statistics() -> SinkStatistics {
+        counters.snapshot(sinkType: String(describing: type(of: sink)), mode: .inline)
+    }
+
+    /// The drain queue's loop: owns the lane until the backlog is empty.
+    private func drain() {
+        condition.lock()
+        while backlog.count > head {
+            let record = takeHead()
+            condition.unlock()
+            receive(record)
+            condition.lock()
+            processed += 1
+            condition.broadcast()
+        }
+        busy = false
+        condition.unlock()
+    }
+
+    /// Removes the backlog's first record; the caller holds `condition`.
+    private func takeHead() -> SequencedRecord {
+        let record = backlog[head].record
+        head += 1
+        // Compact once the consumed prefix dominates, so the backlog's memory stays bounded.
+        if head == backlog.count {
+            backlog.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head >= 64 && head * 2 >= backlog.count {
+            backlog.removeFirst(head)
+            head = 0
+        }
+        return record
+    }
+
+    private func receive(_ record: SequencedRecord) {
+        do {
+            try sink.receive(record)
+            counters.delivered.add(1, ordering: .relaxed)
+        } catch {
+            counters.failures.add(1, ordering: .relaxed)
+        }
+    }
+}

@@ -1,0 +1,104 @@
+// Issue 17: no pipeline or registry lock is held across a sink or observer. A thread stalled in an
+// inline sink (a ledger write on a stalled disk) or in a journal observer stalls only itself; the
+// records other threads emit meanwhile wait in the sink's bounded backlog, in sequence order.
+import Foundation
+import PerfCore
+import PerfTestSupport
+import Synchronization
+import Testing
+
+@Suite struct PipelineStallTests {
+    @Test func stalledInlineSinkBlocksOnlyTheThreadInsideIt() {
+        let pipeline = RecordPipeline()
+        let sink = StallingSink { $0.noteName == "stall" }
+        let fast = InMemoryRecordSink()
+        pipeline.addSink(sink, mode: .inline)
+        pipeline.addSink(fast, mode: .inline)
+        let stuck = TestThread("stuck") { pipeline.emit(.testNote("stall")) }
+        #expect(pollUntil(seconds: 10) { sink.stalled.load(ordering: .relaxed) == 1 })
+        let other = TestThread("other") {
+            for index in 1...100 { pipeline.emit(.testNote("n\(index)")) }
+        }
+        #expect(pollUntil(seconds: 10) { other.isDone }, "an emitter waited for another thread's stalled sink")
+        #expect(!stuck.isDone)
+        // Queued behind record 1, which the stuck thread still owns for both sinks.
+        #expect(sink.records.isEmpty)
+        sink.open()
+        #expect(pipeline.flush())
+        #expect(pollUntil(seconds: 10) { stuck.isDone })
+        #expect(sink.records.map(\.sequence) == Array(1...101))
+        #expect(fast.records.map(\.sequence) == Array(1...101))
+        #expect(pipeline.statistics.map(\.dropped) == [0, 0])
+    }
+
+    @Test func fullBacklogDropsNewRecordsAndCountsThem() {
+        let pipeline = RecordPipeline()
+        let sink = StallingSink { $0.noteName == "stall" }
+        pipeline.addSink(sink, mode: .inline)
+        let stuck = TestThread("stuck") { pipeline.emit(.testNote("stall")) }
+        #expect(pollUntil(seconds: 10) { sink.stalled.load(ordering: .relaxed) == 1 })
+        let capacity = 4096
+        for index in 0..<(capacity + 5) { pipeline.emit(.testNote("n\(index)")) }
+        #expect(pipeline.statistics.first?.dropped == 5)
+        sink.open()
+        #expect(pipeline.flush())
+        #expect(pollUntil(seconds: 10) { stuck.isDone })
+        let sequences = sink.records.map(\.sequence)
+        #expect(sequences == Array(1...UInt64(capacity + 1)), "the newest records are the ones dropped")
+        #expect(pipeline.statistics.first?.delivered == UInt64(capacity + 1))
+    }
+
+    @Test func flushWaitsForAnInlineBacklog() {
+        let pipeline = RecordPipeline()
+        let sink = StallingSink { $0.noteName == "stall" }
+        pipeline.addSink(sink, mode: .inline)
+        _ = TestThread("stuck") { pipeline.emit(.testNote("stall")) }
+        #expect(pollUntil(seconds: 10) { sink.stalled.load(ordering: .relaxed) == 1 })
+        pipeline.emit(.testNote("queued"))
+        #expect(!pipeline.flush(timeoutNanos: 20 * millisecond))
+        sink.open()
+        #expect(pipeline.flush())
+        #expect(sink.records.compactMap(\.record.noteName) == ["stall", "queued"])
+    }
+
+    @Test func keyedSpansOnOtherThreadsPassAStalledSinkAndAStalledObserver() {
+        let clock = ManualClock()
+        let pipeline = RecordPipeline()
+        let sink = StallingSink { $0.spanEnd?.name == "stall.sink" }
+        pipeline.addSink(sink, mode: .inline)
+        let observer = StallingObserver(stallsOnSpanNamed: "stall.observer")
+        let recording = RecordingObserver()
+        let recorder = SpanRecorder(
+            histograms: HistogramRegistry(), pipeline: pipeline, clock: clock, expiryTimer: ManualExpiryTimer(),
+            observers: [observer, recording])
+        let inSink = TestThread("in-sink") {
+            recorder.begin(key: "a", "stall.sink", budgetNanos: 0, site: CallSite())
+            recorder.end(key: "a")
+        }
+        let inObserver = TestThread("in-observer") {
+            recorder.begin(key: "b", "stall.observer", budgetNanos: nil, site: CallSite())
+        }
+        #expect(pollUntil(seconds: 10) { sink.stalled.load(ordering: .relaxed) == 1 })
+        #expect(pollUntil(seconds: 10) { observer.stalled.load(ordering: .relaxed) == 1 })
+        let other = TestThread("other") {
+            for index in 0..<50 {
+                recorder.begin(key: "k\(index % 3)", "other.keyed", budgetNanos: 1_000 * millisecond, site: CallSite())
+                recorder.end(key: "k\(index % 3)")
+                recorder.end(recorder.begin("other.bounded", budgetNanos: nil, lifetime: .bounded(budgetNanos: 1), site: CallSite()))
+                pipeline.emit(.testNote("other.note"))
+            }
+        }
+        #expect(pollUntil(seconds: 10) { other.isDone }, "keyed spans waited for another thread's stalled sink or journal")
+        #expect(!inSink.isDone && !inObserver.isDone)
+        sink.open()
+        observer.open()
+        #expect(pollUntil(seconds: 10) { inSink.isDone && inObserver.isDone })
+        recorder.end(key: "b")
+        #expect(pipeline.flush())
+        let records = sink.records
+        #expect(records.map(\.sequence) == Array(1...pipeline.emittedCount))
+        // 2 begins and ends of a and b, 100 begins and ends per kind of other span, 50 notes.
+        #expect(records.count == 4 + 200 + 50)
+        #expect(recorder.openSpanCount == 0)
+    }
+}
