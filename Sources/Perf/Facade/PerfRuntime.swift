@@ -87,7 +87,7 @@ final class PerfRuntime: Sendable {
         do throws(DataDirectory.Failure) {
             try DataDirectory.prepare(directory)
             do throws(LedgerError) {
-                ledger = try LedgerWriter(directory: directory, capBytes: configuration.ledgerCapBytes)
+                ledger = try makeLedger(directory: directory, capBytes: configuration.ledgerCapBytes)
             } catch {
                 throw DataDirectory.Failure(
                     directory: directory.path, step: .open, path: error.path, errno: error.errno ?? EIO)
@@ -125,6 +125,16 @@ final class PerfRuntime: Sendable {
         pipeline.addSink(LedgerRecordSink(writer: ledger, sessionID: info.id), mode: .inline)
         pipeline.emit(.session(SessionEventRecord(sessionID: info.id, event: .start, wallNanos: info.startWallNanos)))
         return built
+    }
+
+    /// The ledger writer; in debug builds with the faults a test asked for in its syscalls.
+    static func makeLedger(directory: URL, capBytes: Int) throws(LedgerError) -> LedgerWriter {
+        #if DEBUG
+            if let faults = PerfState.ledgerFaults.withLock({ $0 }) {
+                return try LedgerWriter(directory: directory, capBytes: capBytes, syscalls: FileSyscalls(faults: faults))
+            }
+        #endif
+        return try LedgerWriter(directory: directory, capBytes: capBytes)
     }
 
     /// The notifier `$NOTIFY_SOCKET` names; a value that cannot be used costs one message.
@@ -268,3 +278,10 @@ enum DataDirectory {
         }
     }
 }
+
+#if DEBUG
+    extension PerfState {
+        /// Faults injected into the syscalls of the ledgers the next installs open (tests only).
+        static let ledgerFaults = Mutex<SyscallFaultInjector?>(nil)
+    }
+#endif

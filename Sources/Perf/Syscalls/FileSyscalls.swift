@@ -40,6 +40,7 @@ struct FileSyscalls: Sendable {
     /// One `write(2)` of the whole buffer; a short count is returned as is for the caller to judge.
     func write(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> SyscallResult {
         #if DEBUG
+            faults?.stallIfAsked()
             if let fault = faults?.takeWrite() {
                 switch fault {
                 case .errno(let errno): return .failure(errno)
@@ -172,6 +173,9 @@ struct FileSyscalls: Sendable {
         }
 
         private let state = Mutex<(writes: [WriteFault], errnos: [Operation: [Int32]])>(([], [:]))
+        private let writeStallNanos = Atomic<UInt64>(0)
+        /// Writes that have entered the stall, so a test can wait until one is stuck in it.
+        let stalledWrites = Atomic<Int>(0)
 
         init() {}
 
@@ -199,6 +203,20 @@ struct FileSyscalls: Sendable {
         /// How many injected failures of `operation` are still to come.
         func pending(_ operation: Operation) -> Int {
             state.withLock { $0.errnos[operation]?.count ?? 0 }
+        }
+
+        /// Every write from now on sleeps `nanos` first, as on a stalled disk; 0 lifts the stall.
+        func stallWrites(nanos: UInt64) {
+            writeStallNanos.store(nanos, ordering: .relaxed)
+        }
+
+        func stallIfAsked() {
+            let nanos = writeStallNanos.load(ordering: .relaxed)
+            guard nanos > 0 else { return }
+            stalledWrites.add(1, ordering: .relaxed)
+            var request = timespec(tv_sec: Int(nanos / 1_000_000_000), tv_nsec: Int(nanos % 1_000_000_000))
+            var remaining = timespec()
+            while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
         }
 
         /// Drops the failures still to come: the fault is lifted.
