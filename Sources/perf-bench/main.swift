@@ -21,6 +21,7 @@ let groups: [BenchGroup] = [
     WatchdogBenchmarks.group,
     ReportBenchmarks.group,
     MetricsBenchmarks.group,
+    StallBenchmarks.group,
 ]
 
 let usage = """

@@ -21,7 +21,7 @@ import Synchronization
 /// pipeline.flush()
 /// ```
 public final class RecordPipeline: Sendable {
-    private enum Slot: Sendable {
+    enum Slot: Sendable {
         case inline(InlineDelivery)
         case buffered(BufferedDelivery)
     }
@@ -92,16 +92,21 @@ public final class RecordPipeline: Sendable {
         return state.withLock { state -> PendingDelivery? in
             let sequenced = SequencedRecord(sequence: state.nextSequence, record: record)
             state.nextSequence += 1
-            var lanes: [InlineDelivery] = []
-            for slot in state.slots {
+            // The owned lanes as bits of slot indices (slots are only ever appended), so emitting
+            // allocates no list; sinks past the 64th, if any, in an overflow list.
+            var owned: UInt64 = 0
+            var overflow: [InlineDelivery] = []
+            for (index, slot) in state.slots.enumerated() {
                 switch slot {
                 case .inline(let lane):
-                    if lane.offer(sequenced, thread: me) { lanes.append(lane) }
+                    guard lane.offer(sequenced, thread: me) else { continue }
+                    if index < 64 { owned |= 1 << UInt64(index) } else { overflow.append(lane) }
                 case .buffered(let delivery):
                     delivery.enqueue(sequenced)
                 }
             }
-            return lanes.isEmpty ? nil : PendingDelivery(record: sequenced, lanes: lanes, thread: me)
+            guard owned != 0 || !overflow.isEmpty else { return nil }
+            return PendingDelivery(record: sequenced, slots: state.slots, owned: owned, overflow: overflow, thread: me)
         }
     }
 
@@ -155,12 +160,20 @@ public final class RecordPipeline: Sendable {
 /// A numbered record whose delivery to some inline sinks the enqueuing thread owns.
 struct PendingDelivery: Sendable {
     let record: SequencedRecord
-    let lanes: [InlineDelivery]
+    let slots: [RecordPipeline.Slot]
+    let owned: UInt64
+    let overflow: [InlineDelivery]
     let thread: UInt
 
     /// Hands the record to each owned sink (and this thread's records queued behind it), with no
     /// lock held.
     func deliver() {
-        for lane in lanes { lane.deliver(record, thread: thread) }
+        var bits = owned
+        while bits != 0 {
+            let index = bits.trailingZeroBitCount
+            bits &= bits - 1
+            if case .inline(let lane) = slots[index] { lane.deliver(record, thread: thread) }
+        }
+        for lane in overflow { lane.deliver(record, thread: thread) }
     }
 }
