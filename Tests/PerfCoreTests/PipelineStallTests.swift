@@ -48,6 +48,23 @@ import Testing
         #expect(pipeline.statistics.first?.delivered == UInt64(capacity + 1))
     }
 
+    @Test func recordsASinkDoesNotAcceptTakeNoBacklogSlot() {
+        let pipeline = RecordPipeline()
+        let sink = NotesOnlySink { $0.noteName == "stall" }
+        pipeline.addSink(sink, mode: .inline)
+        let stuck = TestThread("stuck") { pipeline.emit(.testNote("stall")) }
+        #expect(pollUntil(seconds: 10) { sink.stalledCount == 1 })
+        let span = SpanEndRecord(
+            id: 0, name: "ignored", site: "s", startWallNanos: 0, durationNanos: 1, budgetNanos: 10, exit: .success)
+        for _ in 0..<5_000 { pipeline.emit(.spanEnded(span)) }
+        pipeline.emit(.testNote("kept"))
+        #expect(pipeline.statistics.first?.dropped == 0)
+        sink.open()
+        #expect(pipeline.flush())
+        #expect(pollUntil(seconds: 10) { stuck.isDone })
+        #expect(sink.records.compactMap(\.record.noteName) == ["stall", "kept"])
+    }
+
     @Test func flushWaitsForAnInlineBacklog() {
         let pipeline = RecordPipeline()
         let sink = StallingSink { $0.noteName == "stall" }
@@ -101,4 +118,15 @@ import Testing
         #expect(records.count == 4 + 200 + 50)
         #expect(recorder.openSpanCount == 0)
     }
+}
+
+/// A stalling sink that accepts notes only.
+private final class NotesOnlySink: RecordSink {
+    let inner: StallingSink
+    init(stallsOn stalls: @escaping @Sendable (Record) -> Bool) { inner = StallingSink(stallsOn: stalls) }
+    func accepts(_ record: Record) -> Bool { record.noteName != nil }
+    func receive(_ record: SequencedRecord) { inner.receive(record) }
+    func open() { inner.open() }
+    var stalledCount: Int { inner.stalled.load(ordering: .relaxed) }
+    var records: [SequencedRecord] { inner.records }
 }

@@ -125,3 +125,27 @@ private final class SlowSpanWriter: Sendable {
     func stop() { stopping.store(true, ordering: .releasing) }
     var isDone: Bool { done.load(ordering: .acquiring) }
 }
+
+/// The ledger sink turns away exactly the records it would write no line for.
+@Suite struct LedgerSinkAcceptsTests {
+    @Test func acceptsExactlyTheRecordsThatMakeALine() {
+        func end(_ duration: UInt64, budget: UInt64?, exit: SpanExit) -> Record {
+            .spanEnded(
+                SpanEndRecord(
+                    id: 1, name: "s", site: "f:1", startWallNanos: 0, durationNanos: duration, budgetNanos: budget,
+                    exit: exit))
+        }
+        let records: [Record] = [
+            end(1, budget: 10, exit: .success), end(20, budget: 10, exit: .success), end(1, budget: nil, exit: .success),
+            end(1, budget: 10, exit: .expired), end(1, budget: 10, exit: .orphaned), end(1, budget: 10, exit: .failure),
+            .spanBegan(
+                SpanBeginRecord(
+                    id: 1, name: "s", key: "k", site: "f:1", startWallNanos: 0, budgetNanos: 10, lifetime: .indefinite)),
+            .note(NoteRecord(name: "n", wallNanos: 0)),
+        ]
+        for record in records {
+            #expect(LedgerLines.writesLine(for: record) == (LedgerLines.event(for: record, session: "s") != nil), "\(record)")
+        }
+        #expect(records.filter(LedgerLines.writesLine(for:)).count == 5)
+    }
+}

@@ -2,7 +2,8 @@
 // privacy filter, so nothing reaches the file that the contract keeps out (keys, content).
 import PerfCore
 
-/// The inline sink that writes `perf-events.jsonl`: a line is on disk when `end()` returns.
+/// The inline sink that writes `perf-events.jsonl`: a line is on disk when `end()` returns, unless
+/// another thread was writing one then (its line follows, from the sink's backlog).
 final class LedgerRecordSink: RecordSink {
     let writer: LedgerWriter
     let sessionID: String
@@ -11,6 +12,9 @@ final class LedgerRecordSink: RecordSink {
         self.writer = writer
         self.sessionID = sessionID
     }
+
+    /// Only records that make a line: begins and under-budget ends never take a backlog slot.
+    func accepts(_ record: Record) -> Bool { LedgerLines.writesLine(for: record) }
 
     func receive(_ record: SequencedRecord) throws {
         guard let event = LedgerLines.event(for: record.record, session: sessionID) else { return }
@@ -58,9 +62,21 @@ enum LedgerLines {
         }
     }
 
+    /// Whether `event(for:session:)` returns a line for `record`, without building it.
+    static func writesLine(for record: Record) -> Bool {
+        switch record {
+        case .spanBegan: false
+        case .spanEnded(let end): writesLine(for: end)
+        case .overdue, .unmatchedEnd, .note, .hang, .session: true
+        }
+    }
+
+    static func writesLine(for end: SpanEndRecord) -> Bool {
+        end.isOverBudgetOrAlwaysRecorded || end.exit == .expired || end.exit == .orphaned
+    }
+
     static func span(_ end: SpanEndRecord, session: String) -> LedgerEvent? {
-        let abnormal = end.exit == .expired || end.exit == .orphaned
-        guard end.isOverBudgetOrAlwaysRecorded || abnormal else { return nil }
+        guard writesLine(for: end) else { return nil }
         let endWall = end.startWallNanos &+ (end.durationNanos ?? 0)
         var event = LedgerEvent(kind: .span, name: end.name, session: session, timestampMs: milliseconds(endWall))
         event.durationMs = end.durationNanos.map(ms)

@@ -42,8 +42,10 @@ final class InlineDelivery: @unchecked Sendable {
 
     /// Called under the pipeline's ordering lock. True when the caller now owns the lane and must
     /// call ``deliver(_:)`` with the record once it has released that lock; false when the record
-    /// was queued behind the current owner (or dropped, the backlog being full).
+    /// was queued behind the current owner (or dropped, the backlog being full), or is one the
+    /// sink does not accept.
     func offer(_ record: SequencedRecord, thread: UInt) -> Bool {
+        guard sink.accepts(record.record) else { return false }
         condition.lock()
         defer { condition.unlock() }
         if !busy {

@@ -15,6 +15,16 @@ public protocol RecordSink: Sendable {
     /// Handles one record. A thrown error is counted in the sink's ``SinkStatistics/failures``;
     /// the sink keeps receiving the records that follow.
     func receive(_ record: SequencedRecord) throws
+
+    /// Whether `receive` would do anything with `record`; false keeps the record out of an inline
+    /// sink's backlog, so records the sink ignores never crowd out the ones it writes while it
+    /// is busy. Called under the pipeline's ordering lock: it must be cheap and must not emit.
+    /// The default accepts every record.
+    func accepts(_ record: Record) -> Bool
+}
+
+extension RecordSink {
+    public func accepts(_ record: Record) -> Bool { true }
 }
 
 /// How a sink is attached to the pipeline.
