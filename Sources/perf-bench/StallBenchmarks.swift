@@ -102,14 +102,17 @@ private final class StallingLedgerSink: RecordSink {
 
     deinit { close(fd) }
 
-    func receive(_ record: SequencedRecord) {
-        let writesLine: Bool
-        switch record.record {
-        case .note: writesLine = true
-        case .spanEnded(let end): writesLine = end.isOverBudgetOrAlwaysRecorded
-        default: writesLine = false
+    /// Like the ledger, only records that make a line wait in the backlog.
+    func accepts(_ record: Record) -> Bool {
+        switch record {
+        case .note: true
+        case .spanEnded(let end): end.isOverBudgetOrAlwaysRecorded
+        default: false
         }
-        guard writesLine else { return }
+    }
+
+    func receive(_ record: SequencedRecord) {
+        guard accepts(record.record) else { return }
         let nanos = stallNanos.load(ordering: .relaxed)
         if nanos > 0 {
             stalledWrites.add(1, ordering: .relaxed)
