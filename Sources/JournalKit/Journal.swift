@@ -49,9 +49,7 @@ public final class Journal: Sendable {
     nonisolated(unsafe) private let scratch: UnsafeMutableRawBufferPointer
     private let state: Mutex<AppendState>
     private let reaper: SegmentReaper
-    private let preparer: SegmentPreparer
-    /// The directory, open for `fsync` after a segment is created (`.fsync` only; else -1).
-    private let directoryDescriptor: Int32
+    let preparer: SegmentPreparer
 
     /// A written entry `.fsync` must flush once the append lock is released.
     private struct PendingSync {
@@ -77,8 +75,8 @@ public final class Journal: Sendable {
         /// Segments dropped by the last rotation, handed to the reaper once the rotating
         /// append's own write is done, so the unlink never races that write for the disk.
         var droppedSegments: [SegmentReaper.DroppedFile] = []
-        /// The segment rotation left, kept open until the next preparation request carries it to
-        /// the background queue: closing a written file costs the closer tens of microseconds.
+        /// The segment rotation left, carried to the background queue once the rotating append's
+        /// own write is done: closing a written file costs the closer tens of microseconds.
         var retiredSegment: SegmentFile?
         /// Live segments before the current one, oldest first.
         var olderSegments: [OlderSegment] = []
@@ -120,22 +118,20 @@ public final class Journal: Sendable {
         self.segmentHeader = configuration.segmentHeader.map { Array($0) }
         self.directoryPath = path
         self.syscalls = syscalls
-        self.directoryDescriptor = directoryDescriptor
         self.segmentLimit = configuration.segmentLimit
         self.maxEntrySize = configuration.maxEntrySize
         self.syncsEachAppend = configuration.durability == .fsync
         self.scratch = .allocate(byteCount: 4096, alignment: 16)
         let background = DispatchQueue(label: "JournalKit.segments")
         self.reaper = SegmentReaper(syscalls: syscalls, queue: background)
-        self.preparer = SegmentPreparer(directoryPath: path, syscalls: syscalls, queue: background)
+        self.preparer = SegmentPreparer(
+            directoryPath: path, syscalls: syscalls, queue: background,
+            header: configuration.segmentHeader.map { Array($0) }, directoryDescriptor: directoryDescriptor)
         self.state = Mutex(initial)
         try state.withLock { state throws(JournalError) in try startSegment(&state) }
     }
 
-    deinit {
-        scratch.deallocate()
-        if directoryDescriptor >= 0 { syscalls.close(directoryDescriptor) }
-    }
+    deinit { scratch.deallocate() }
 
     /// Appends one entry.
     ///
@@ -225,14 +221,10 @@ public final class Journal: Sendable {
         state.statistics.appendedEntries &+= 1
         state.statistics.appendedBytes &+= frameSize
         file.markWritten(state.sequence)
-        if !state.droppedSegments.isEmpty {
-            reaper.drop(state.droppedSegments)
-            state.droppedSegments.removeAll()
-        }
+        if !state.droppedSegments.isEmpty || state.retiredSegment != nil { handOffRotation(&state) }
         if !state.nextRequested && state.segmentBytes >= segmentLimit / 2 {
             state.nextRequested = true
-            preparer.prepare(state.nextNumber, releasing: state.retiredSegment)
-            state.retiredSegment = nil
+            preparer.prepare(state.nextNumber)
         }
         return syncsEachAppend ? PendingSync(file: file, sequence: state.sequence) : nil
     }
@@ -265,36 +257,56 @@ public final class Journal: Sendable {
         state.statistics.poisonedSegments += 1
     }
 
-    /// Creates the next segment, writes its header, and drops the oldest segments beyond the budget.
+    /// What rotation leaves behind, handed off after the rotating append's write: dropped
+    /// segments are counted as pending deletion at once (statistics stay honest), while arming
+    /// the reaper's timer and closing the retired descriptor run on the background queue.
+    private func handOffRotation(_ state: inout AppendState) {
+        let mustSchedule = !state.droppedSegments.isEmpty && reaper.enqueue(state.droppedSegments)
+        state.droppedSegments.removeAll()
+        let retired = state.retiredSegment
+        state.retiredSegment = nil
+        guard mustSchedule || retired != nil else { return }
+        let reaper = self.reaper
+        preparer.release(retired) { if mustSchedule { reaper.scheduleDrain() } }
+    }
+
+    /// Starts the next segment, and drops the oldest segments beyond the budget.
+    ///
+    /// Takes the segment the preparer made ready (created, header written, synced for
+    /// `.fsync`), so rotation only swaps descriptors; when it is not ready, creates the file
+    /// and writes its header here.
     private func startSegment(_ state: inout AppendState) throws(JournalError) {
         let number = state.nextNumber
-        let path = SegmentDirectory.path(in: directoryPath, number: number)
-        let descriptor: Int32
+        let file: SegmentFile
+        var headerBytes = 0
         if let prepared = preparer.take(number) {
-            descriptor = prepared.descriptor
+            file = SegmentFile(
+                number: number, descriptor: prepared.descriptor, path: prepared.path, syscalls: syscalls,
+                directoryNeedsSync: false)
+            headerBytes = prepared.bytes
         } else {
+            let path = SegmentDirectory.path(in: directoryPath, number: number)
             switch Self.createSegment(path, syscalls: syscalls) {
-            case .success(let opened): descriptor = opened
+            case .success(let descriptor):
+                file = SegmentFile(
+                    number: number, descriptor: descriptor, path: path, syscalls: syscalls,
+                    directoryNeedsSync: durability == .fsync)
             case .failure(let failure): throw JournalError.segment(path, errno: failure.errno, action: "create")
             }
         }
         state.nextNumber = number + 1
-        preparer.noteStarted(number)
         if let previous = state.segment {
             state.olderSegments.append(
                 OlderSegment(number: previous.number, path: previous.path, bytes: state.segmentBytes))
             state.retiredSegment = previous
         }
-        let file = SegmentFile(
-            number: number, descriptor: descriptor, path: path, syscalls: syscalls,
-            directoryNeedsSync: durability == .fsync)
         state.segment = file
-        state.segmentBytes = 0
+        state.segmentBytes = headerBytes
         state.poisoned = false
         state.statistics.segmentsCreated += 1
         state.nextRequested = false
         dropOldest(&state)
-        if let segmentHeader {
+        if headerBytes == 0, let segmentHeader {
             // withUnsafeBytes rethrows untyped errors, so the failure is carried out as a value.
             let failure = segmentHeader.withUnsafeBytes { payload in
                 write(file, header: Framing.header(for: payload, kind: .segmentHeader), payload: payload, state: &state)
@@ -334,7 +346,7 @@ public final class Journal: Sendable {
     /// Makes the entry with `sequence` durable without holding the append lock.
     private func sync(_ file: SegmentFile, upTo sequence: UInt64) throws(JournalError) {
         if file.directoryNeedsSync.load(ordering: .acquiring) {
-            if case .failure(let failure) = syscalls.fsync(directoryDescriptor) {
+            if case .failure(let failure) = syscalls.fsync(preparer.directoryDescriptor) {
                 throw JournalError.sync(directoryPath, errno: failure.errno)
             }
             file.directoryNeedsSync.store(false, ordering: .releasing)
