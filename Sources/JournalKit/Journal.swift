@@ -69,14 +69,17 @@ public final class Journal: Sendable {
         var segmentBytes = 0
         var poisoned = false
         var closed = false
-        /// The next segment was handed to the preparer (once the current one is half full, so
-        /// its creation does not coincide with the rotating append's write or the drop's unlink).
+        /// The next segment was handed to the preparer: by the first append after a rotation
+        /// (never the rotating one), or once the first segment is half full.
         var nextRequested = false
+        /// Segments the last rotation dropped are queued with the reaper, whose timer the next
+        /// preparation request arms off the append path.
+        var drainPending = false
         /// Segments dropped by the last rotation, handed to the reaper once the rotating
         /// append's own write is done, so the unlink never races that write for the disk.
         var droppedSegments: [SegmentReaper.DroppedFile] = []
-        /// The segment rotation left, carried to the background queue once the rotating append's
-        /// own write is done: closing a written file costs the closer tens of microseconds.
+        /// The segment rotation left, carried to the background queue by the next preparation
+        /// request: closing a written file costs the closer tens of microseconds.
         var retiredSegment: SegmentFile?
         /// Live segments before the current one, oldest first.
         var olderSegments: [OlderSegment] = []
@@ -212,19 +215,23 @@ public final class Journal: Sendable {
                 code: .closed, message: "the journal was closed; open a new Journal to append", path: directoryPath)
         }
         let frameSize = Framing.headerSize + payload.count
-        if state.poisoned || state.segment == nil || state.segmentBytes + frameSize > segmentLimit {
-            try startSegment(&state)
-        }
+        let rotating = state.poisoned || state.segment == nil || state.segmentBytes + frameSize > segmentLimit
+        if rotating { try startSegment(&state) }
         guard let file = state.segment else { return nil }
         if let failure = write(file, header: header, payload: payload, state: &state) { throw failure }
         state.sequence &+= 1
         state.statistics.appendedEntries &+= 1
         state.statistics.appendedBytes &+= frameSize
         file.markWritten(state.sequence)
-        if !state.droppedSegments.isEmpty || state.retiredSegment != nil { handOffRotation(&state) }
-        if !state.nextRequested && state.segmentBytes >= segmentLimit / 2 {
-            state.nextRequested = true
-            preparer.prepare(state.nextNumber)
+        if !state.droppedSegments.isEmpty {
+            // Counted as pending at once, so statistics stay honest; deleted later.
+            if reaper.enqueue(state.droppedSegments) { state.drainPending = true }
+            state.droppedSegments.removeAll()
+        }
+        if !state.nextRequested && !rotating
+            && (state.retiredSegment != nil || state.drainPending || state.segmentBytes >= segmentLimit / 2)
+        {
+            requestNextSegment(&state)
         }
         return syncsEachAppend ? PendingSync(file: file, sequence: state.sequence) : nil
     }
@@ -257,17 +264,22 @@ public final class Journal: Sendable {
         state.statistics.poisonedSegments += 1
     }
 
-    /// What rotation leaves behind, handed off after the rotating append's write: dropped
-    /// segments are counted as pending deletion at once (statistics stay honest), while arming
-    /// the reaper's timer and closing the retired descriptor run on the background queue.
-    private func handOffRotation(_ state: inout AppendState) {
-        let mustSchedule = !state.droppedSegments.isEmpty && reaper.enqueue(state.droppedSegments)
-        state.droppedSegments.removeAll()
+    /// Wakes the background queue once per segment, from the append after a rotation (the
+    /// rotating append itself never waits for a wake-up): it closes the retired descriptor,
+    /// arms the reaper's timer for the dropped segments, and makes the next segment ready, with
+    /// a whole segment's time to do it.
+    private func requestNextSegment(_ state: inout AppendState) {
+        state.nextRequested = true
         let retired = state.retiredSegment
         state.retiredSegment = nil
-        guard mustSchedule || retired != nil else { return }
-        let reaper = self.reaper
-        preparer.release(retired) { if mustSchedule { reaper.scheduleDrain() } }
+        let drain = state.drainPending
+        state.drainPending = false
+        var work: (@Sendable () -> Void)?
+        if drain {
+            let reaper = self.reaper
+            work = { reaper.scheduleDrain() }
+        }
+        preparer.prepare(state.nextNumber, releasing: retired, then: work)
     }
 
     /// Starts the next segment, and drops the oldest segments beyond the budget.
@@ -328,9 +340,9 @@ public final class Journal: Sendable {
     }
 
     /// Hands the oldest segments to the reaper until the older ones fit the budget beside a
-    /// full current segment.
+    /// full current segment and the header the preparer writes into the next one.
     private func dropOldest(_ state: inout AppendState) {
-        let allowance = byteBudget - segmentLimit
+        let allowance = byteBudget - segmentLimit - (segmentHeader.map { Framing.headerSize + $0.count } ?? 0)
         var olderBytes = state.olderSegments.reduce(0) { $0 + $1.bytes }
         var dropped: [SegmentReaper.DroppedFile] = []
         while olderBytes > allowance, !state.olderSegments.isEmpty {
