@@ -78,7 +78,7 @@ public final class Journal: Sendable {
         /// Segments dropped by the last rotation, handed to the reaper once the rotating
         /// append's own write is done, so the unlink never races that write for the disk.
         var droppedSegments: [SegmentReaper.DroppedFile] = []
-        /// The segment rotation left, carried to the background queue by the next preparation
+        /// The segment rotation left, carried to the background thread by the next preparation
         /// request: closing a written file costs the closer tens of microseconds.
         var retiredSegment: SegmentFile?
         /// Live segments before the current one, oldest first.
@@ -128,7 +128,7 @@ public final class Journal: Sendable {
         let background = DispatchQueue(label: "JournalKit.segments")
         self.reaper = SegmentReaper(syscalls: syscalls, queue: background)
         self.preparer = SegmentPreparer(
-            directoryPath: path, syscalls: syscalls, queue: background,
+            directoryPath: path, syscalls: syscalls,
             header: configuration.segmentHeader.map { Array($0) }, directoryDescriptor: directoryDescriptor)
         self.state = Mutex(initial)
         try state.withLock { state throws(JournalError) in try startSegment(&state) }
@@ -264,7 +264,7 @@ public final class Journal: Sendable {
         state.statistics.poisonedSegments += 1
     }
 
-    /// Wakes the background queue once per segment, from the append after a rotation (the
+    /// Wakes the background thread once per segment, from the append after a rotation (the
     /// rotating append itself never waits for a wake-up): it closes the retired descriptor,
     /// arms the reaper's timer for the dropped segments, and makes the next segment ready, with
     /// a whole segment's time to do it.

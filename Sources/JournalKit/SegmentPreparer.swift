@@ -1,11 +1,10 @@
 // Makes the next segment ready ahead of time, off the append path: creating a file on ext4
 // costs tens of microseconds (more on a busy disk), and so does the first write into a new
 // inode (its header), both of which would otherwise land on the append that rotates.
-import Dispatch
 import Glibc
 import Synchronization
 
-/// Creates `segment-<n>` on a background queue, header written (and, for `.fsync`, synced
+/// Creates `segment-<n>` on the journal's background thread, header written (and, for `.fsync`, synced
 /// with its directory entry), so that rotation only swaps descriptors.
 ///
 /// A prepared segment holds nothing but its header, and recovery reads it as a surviving
@@ -34,7 +33,7 @@ final class SegmentPreparer: Sendable {
     }
 
     private let slot = Mutex(Slot.idle)
-    private let queue: DispatchQueue
+    private let worker = BackgroundThread(name: "JournalKit.prepare")
     private let directoryPath: String
     private let syscalls: Syscalls
     private let header: [UInt8]?
@@ -42,15 +41,15 @@ final class SegmentPreparer: Sendable {
     /// Owned here, so background work never syncs a descriptor the journal already closed.
     let directoryDescriptor: Int32
 
-    init(directoryPath: String, syscalls: Syscalls, queue: DispatchQueue, header: [UInt8]?, directoryDescriptor: Int32) {
+    init(directoryPath: String, syscalls: Syscalls, header: [UInt8]?, directoryDescriptor: Int32) {
         self.directoryPath = directoryPath
         self.syscalls = syscalls
-        self.queue = queue
         self.header = header
         self.directoryDescriptor = directoryDescriptor
     }
 
     deinit {
+        worker.stop()
         if case .ready(let prepared) = slot.withLock({ $0 }) { syscalls.close(prepared.descriptor) }
         if directoryDescriptor >= 0 { syscalls.close(directoryDescriptor) }
     }
@@ -63,15 +62,14 @@ final class SegmentPreparer: Sendable {
         }
     }
 
-    /// Starts making segment `number` ready in the background (called under the append lock,
-    /// with a number the appender has not started).
+    /// Starts making segment `number` ready on the journal's background thread (called under
+    /// the append lock, with a number the appender has not started).
     ///
-    /// Waking the background queue costs the caller 15–25 µs on a busy machine (the woken
-    /// worker may preempt it), so the journal wakes it once per segment and sends everything
-    /// in that one block.
+    /// Even a wake-up that does not preempt costs the caller a syscall, so the journal wakes
+    /// the thread once per segment and sends everything in that one block.
     ///
     /// - Parameters:
-    ///   - retired: A segment rotation left; its descriptor is closed on the background queue
+    ///   - retired: A segment rotation left; its descriptor is closed on the background thread
     ///     (unless an appender still holds it for a sync) instead of on the append path.
     ///   - work: More background work, run first (arming the reaper's timer).
     func prepare(_ number: UInt64, releasing retired: SegmentFile? = nil, then work: (@Sendable () -> Void)? = nil) {
@@ -80,7 +78,7 @@ final class SegmentPreparer: Sendable {
             if case .ready(let previous) = slot { return previous }
             return nil
         }
-        queue.async {
+        worker.async {
             withExtendedLifetime(retired) {}
             work?()
             // A ready segment nobody took (not expected: rotation takes or withdraws each one).

@@ -183,8 +183,9 @@ enum JournalBenchmarks {
         let count = context.scaled(40_000, quick: 20_000)
         var rotating: [Double] = []
         var ordinary: [Double] = []
-        // The append after each rotation wakes the background queue once per segment (close the
-        // retired descriptor, arm the reaper, prepare the next segment): ordinary, shown apart.
+        // The append after each rotation wakes the journal's background thread once per segment
+        // (close the retired descriptor, arm the reaper, prepare the next segment): ordinary, but
+        // shown apart.
         var following: [Double] = []
         var segments = journal.statistics.segmentsCreated
         // Appends are paced 20 µs apart (spinning on the clock), so a segment fills in ~5 ms:
