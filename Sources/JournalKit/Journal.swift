@@ -49,9 +49,7 @@ public final class Journal: Sendable {
     nonisolated(unsafe) private let scratch: UnsafeMutableRawBufferPointer
     private let state: Mutex<AppendState>
     private let reaper: SegmentReaper
-    private let preparer: SegmentPreparer
-    /// The directory, open for `fsync` after a segment is created (`.fsync` only; else -1).
-    private let directoryDescriptor: Int32
+    let preparer: SegmentPreparer
 
     /// A written entry `.fsync` must flush once the append lock is released.
     private struct PendingSync {
@@ -71,14 +69,17 @@ public final class Journal: Sendable {
         var segmentBytes = 0
         var poisoned = false
         var closed = false
-        /// The next segment was handed to the preparer (once the current one is half full, so
-        /// its creation does not coincide with the rotating append's write or the drop's unlink).
+        /// The next segment was handed to the preparer: by the first append after a rotation
+        /// (never the rotating one), or once the first segment is half full.
         var nextRequested = false
+        /// Segments the last rotation dropped are queued with the reaper, whose timer the next
+        /// preparation request arms off the append path.
+        var drainPending = false
         /// Segments dropped by the last rotation, handed to the reaper once the rotating
         /// append's own write is done, so the unlink never races that write for the disk.
         var droppedSegments: [SegmentReaper.DroppedFile] = []
-        /// The segment rotation left, kept open until the next preparation request carries it to
-        /// the background queue: closing a written file costs the closer tens of microseconds.
+        /// The segment rotation left, carried to the background thread by the next preparation
+        /// request: closing a written file costs the closer tens of microseconds.
         var retiredSegment: SegmentFile?
         /// Live segments before the current one, oldest first.
         var olderSegments: [OlderSegment] = []
@@ -120,22 +121,20 @@ public final class Journal: Sendable {
         self.segmentHeader = configuration.segmentHeader.map { Array($0) }
         self.directoryPath = path
         self.syscalls = syscalls
-        self.directoryDescriptor = directoryDescriptor
         self.segmentLimit = configuration.segmentLimit
         self.maxEntrySize = configuration.maxEntrySize
         self.syncsEachAppend = configuration.durability == .fsync
         self.scratch = .allocate(byteCount: 4096, alignment: 16)
         let background = DispatchQueue(label: "JournalKit.segments")
         self.reaper = SegmentReaper(syscalls: syscalls, queue: background)
-        self.preparer = SegmentPreparer(directoryPath: path, syscalls: syscalls, queue: background)
+        self.preparer = SegmentPreparer(
+            directoryPath: path, syscalls: syscalls,
+            header: configuration.segmentHeader.map { Array($0) }, directoryDescriptor: directoryDescriptor)
         self.state = Mutex(initial)
         try state.withLock { state throws(JournalError) in try startSegment(&state) }
     }
 
-    deinit {
-        scratch.deallocate()
-        if directoryDescriptor >= 0 { syscalls.close(directoryDescriptor) }
-    }
+    deinit { scratch.deallocate() }
 
     /// Appends one entry.
     ///
@@ -216,9 +215,8 @@ public final class Journal: Sendable {
                 code: .closed, message: "the journal was closed; open a new Journal to append", path: directoryPath)
         }
         let frameSize = Framing.headerSize + payload.count
-        if state.poisoned || state.segment == nil || state.segmentBytes + frameSize > segmentLimit {
-            try startSegment(&state)
-        }
+        let rotating = state.poisoned || state.segment == nil || state.segmentBytes + frameSize > segmentLimit
+        if rotating { try startSegment(&state) }
         guard let file = state.segment else { return nil }
         if let failure = write(file, header: header, payload: payload, state: &state) { throw failure }
         state.sequence &+= 1
@@ -226,13 +224,14 @@ public final class Journal: Sendable {
         state.statistics.appendedBytes &+= frameSize
         file.markWritten(state.sequence)
         if !state.droppedSegments.isEmpty {
-            reaper.drop(state.droppedSegments)
+            // Counted as pending at once, so statistics stay honest; deleted later.
+            if reaper.enqueue(state.droppedSegments) { state.drainPending = true }
             state.droppedSegments.removeAll()
         }
-        if !state.nextRequested && state.segmentBytes >= segmentLimit / 2 {
-            state.nextRequested = true
-            preparer.prepare(state.nextNumber, releasing: state.retiredSegment)
-            state.retiredSegment = nil
+        if !state.nextRequested && !rotating
+            && (state.retiredSegment != nil || state.drainPending || state.segmentBytes >= segmentLimit / 2)
+        {
+            requestNextSegment(&state)
         }
         return syncsEachAppend ? PendingSync(file: file, sequence: state.sequence) : nil
     }
@@ -265,36 +264,61 @@ public final class Journal: Sendable {
         state.statistics.poisonedSegments += 1
     }
 
-    /// Creates the next segment, writes its header, and drops the oldest segments beyond the budget.
+    /// Wakes the background thread once per segment, from the append after a rotation (the
+    /// rotating append itself never waits for a wake-up): it closes the retired descriptor,
+    /// arms the reaper's timer for the dropped segments, and makes the next segment ready, with
+    /// a whole segment's time to do it.
+    private func requestNextSegment(_ state: inout AppendState) {
+        state.nextRequested = true
+        let retired = state.retiredSegment
+        state.retiredSegment = nil
+        let drain = state.drainPending
+        state.drainPending = false
+        var work: (@Sendable () -> Void)?
+        if drain {
+            let reaper = self.reaper
+            work = { reaper.scheduleDrain() }
+        }
+        preparer.prepare(state.nextNumber, releasing: retired, then: work)
+    }
+
+    /// Starts the next segment, and drops the oldest segments beyond the budget.
+    ///
+    /// Takes the segment the preparer made ready (created, header written, synced for
+    /// `.fsync`), so rotation only swaps descriptors; when it is not ready, creates the file
+    /// and writes its header here.
     private func startSegment(_ state: inout AppendState) throws(JournalError) {
         let number = state.nextNumber
-        let path = SegmentDirectory.path(in: directoryPath, number: number)
-        let descriptor: Int32
+        let file: SegmentFile
+        var headerBytes = 0
         if let prepared = preparer.take(number) {
-            descriptor = prepared.descriptor
+            file = SegmentFile(
+                number: number, descriptor: prepared.descriptor, path: prepared.path, syscalls: syscalls,
+                directoryNeedsSync: false)
+            headerBytes = prepared.bytes
         } else {
+            let path = SegmentDirectory.path(in: directoryPath, number: number)
             switch Self.createSegment(path, syscalls: syscalls) {
-            case .success(let opened): descriptor = opened
+            case .success(let descriptor):
+                file = SegmentFile(
+                    number: number, descriptor: descriptor, path: path, syscalls: syscalls,
+                    directoryNeedsSync: durability == .fsync)
             case .failure(let failure): throw JournalError.segment(path, errno: failure.errno, action: "create")
             }
         }
         state.nextNumber = number + 1
-        preparer.noteStarted(number)
         if let previous = state.segment {
             state.olderSegments.append(
                 OlderSegment(number: previous.number, path: previous.path, bytes: state.segmentBytes))
             state.retiredSegment = previous
         }
-        let file = SegmentFile(
-            number: number, descriptor: descriptor, path: path, syscalls: syscalls,
-            directoryNeedsSync: durability == .fsync)
         state.segment = file
-        state.segmentBytes = 0
+        state.segmentBytes = headerBytes
         state.poisoned = false
         state.statistics.segmentsCreated += 1
         state.nextRequested = false
         dropOldest(&state)
-        if let segmentHeader {
+        if headerBytes == 0, let segmentHeader {
             // withUnsafeBytes rethrows untyped errors, so the failure is carried out as a value.
             let failure = segmentHeader.withUnsafeBytes { payload in
                 write(file, header: Framing.header(for: payload, kind: .segmentHeader), payload: payload, state: &state)
@@ -316,9 +340,9 @@ public final class Journal: Sendable {
     }
 
     /// Hands the oldest segments to the reaper until the older ones fit the budget beside a
-    /// full current segment.
+    /// full current segment and the header the preparer writes into the next one.
     private func dropOldest(_ state: inout AppendState) {
-        let allowance = byteBudget - segmentLimit
+        let allowance = byteBudget - segmentLimit - (segmentHeader.map { Framing.headerSize + $0.count } ?? 0)
         var olderBytes = state.olderSegments.reduce(0) { $0 + $1.bytes }
         var dropped: [SegmentReaper.DroppedFile] = []
         while olderBytes > allowance, !state.olderSegments.isEmpty {
@@ -334,7 +358,7 @@ public final class Journal: Sendable {
     /// Makes the entry with `sequence` durable without holding the append lock.
     private func sync(_ file: SegmentFile, upTo sequence: UInt64) throws(JournalError) {
         if file.directoryNeedsSync.load(ordering: .acquiring) {
-            if case .failure(let failure) = syscalls.fsync(directoryDescriptor) {
+            if case .failure(let failure) = syscalls.fsync(preparer.directoryDescriptor) {
                 throw JournalError.sync(directoryPath, errno: failure.errno)
             }
             file.directoryNeedsSync.store(false, ordering: .releasing)

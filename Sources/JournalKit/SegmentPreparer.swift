@@ -1,98 +1,164 @@
-// Creates the next segment file ahead of time, off the append path: creating a file on ext4
-// costs tens of microseconds (more on a busy disk), which would otherwise land on the append
-// that rotates.
-import Dispatch
+// Makes the next segment ready ahead of time, off the append path: creating a file on ext4
+// costs tens of microseconds (more on a busy disk), and so does the first write into a new
+// inode (its header), both of which would otherwise land on the append that rotates.
 import Glibc
 import Synchronization
 
-/// Opens `segment-<n>` on a background queue so that rotation only has to pick it up.
+/// Creates `segment-<n>` on the journal's background thread, header written (and, for `.fsync`, synced
+/// with its directory entry), so that rotation only swaps descriptors.
 ///
-/// The prepared file is empty until the rotating append writes its header, and recovery
-/// treats an empty segment as holding nothing, so a crash with a prepared file on disk loses
-/// nothing and leaves no gap. If rotation arrives before the file is ready, the appender
-/// creates it itself; the preparer then finds the file taken and discards its descriptor.
+/// A prepared segment holds nothing but its header, and recovery reads it as a surviving
+/// segment with a header and no entries, so a crash with a prepared file on disk loses
+/// nothing, returns no spurious entry and leaves no gap; the next journal numbers after it.
+///
+/// Preparation and rotation never touch the same file at once: the preparer works on the file
+/// only while it holds `slot` and sees its own request there, and ``take(_:)`` either takes
+/// the ready segment or withdraws the request (waiting, through the lock, for work already
+/// under way), after which the appender creates the file itself.
 final class SegmentPreparer: Sendable {
-    /// A created, empty segment file.
+    /// A created segment file, header written.
     struct Prepared {
         var number: UInt64
         var descriptor: Int32
         var path: String
+        /// Bytes already in the file (the header frame).
+        var bytes: Int
     }
 
     private enum Slot {
-        case empty
+        case idle
+        /// Segment `number` was asked for and is not ready yet.
+        case requested(UInt64)
         case ready(Prepared)
     }
 
-    private let slot = Mutex(Slot.empty)
-    /// The newest segment number the appender has started. A number at or below it may be in
-    /// use or already dropped, so it must never be created again.
-    private let started = Atomic<UInt64>(0)
-    private let queue: DispatchQueue
+    private let slot = Mutex(Slot.idle)
+    private let worker = BackgroundThread(name: "JournalKit.prepare")
     private let directoryPath: String
     private let syscalls: Syscalls
+    private let header: [UInt8]?
+    /// The directory, open for `fsync` after a segment is created (`.fsync` only; else -1).
+    /// Owned here, so background work never syncs a descriptor the journal already closed.
+    let directoryDescriptor: Int32
 
-    init(directoryPath: String, syscalls: Syscalls, queue: DispatchQueue) {
+    init(directoryPath: String, syscalls: Syscalls, header: [UInt8]?, directoryDescriptor: Int32) {
         self.directoryPath = directoryPath
         self.syscalls = syscalls
-        self.queue = queue
+        self.header = header
+        self.directoryDescriptor = directoryDescriptor
     }
 
     deinit {
+        worker.stop()
         if case .ready(let prepared) = slot.withLock({ $0 }) { syscalls.close(prepared.descriptor) }
+        if directoryDescriptor >= 0 { syscalls.close(directoryDescriptor) }
     }
 
-    /// Records that the appender started segment `number` (called under the append lock).
-    func noteStarted(_ number: UInt64) {
-        started.store(number, ordering: .releasing)
+    /// Whether a ready segment is waiting to be taken (for tests).
+    var readyNumber: UInt64? {
+        slot.withLock { slot in
+            if case .ready(let prepared) = slot { return prepared.number }
+            return nil
+        }
     }
 
-    /// Starts creating segment `number` in the background.
+    /// Starts making segment `number` ready on the journal's background thread (called under
+    /// the append lock, with a number the appender has not started).
     ///
-    /// The check against ``noteStarted(_:)`` is race-free because dropped segments are only
-    /// deleted on the same serial queue: if the appender has not started `number` when this
-    /// block checks, `number` cannot be deleted before this block has finished.
+    /// Even a wake-up that does not preempt costs the caller a syscall, so the journal wakes
+    /// the thread once per segment and sends everything in that one block.
     ///
-    /// - Parameter retired: A segment rotation left; its descriptor is closed on the background
-    ///   queue (unless an appender still holds it for a sync) instead of on the append path.
-    func prepare(_ number: UInt64, releasing retired: SegmentFile? = nil) {
-        queue.async {
+    /// - Parameters:
+    ///   - retired: A segment rotation left; its descriptor is closed on the background thread
+    ///     (unless an appender still holds it for a sync) instead of on the append path.
+    ///   - work: More background work, run first (arming the reaper's timer).
+    func prepare(_ number: UInt64, releasing retired: SegmentFile? = nil, then work: (@Sendable () -> Void)? = nil) {
+        let stale = slot.withLock { slot -> Prepared? in
+            defer { slot = .requested(number) }
+            if case .ready(let previous) = slot { return previous }
+            return nil
+        }
+        worker.async {
             withExtendedLifetime(retired) {}
-            guard self.started.load(ordering: .acquiring) < number else { return }
-            let path = SegmentDirectory.path(in: self.directoryPath, number: number)
-            guard case .success(let descriptor) = self.syscalls.open(path, flags: Journal.segmentFlags | O_EXCL)
-            else { return }
-            let stale = self.slot.withLock { slot -> Prepared? in
-                defer { slot = .ready(Prepared(number: number, descriptor: descriptor, path: path)) }
-                if case .ready(let previous) = slot { return previous }
-                return nil
+            work?()
+            // A ready segment nobody took (not expected: rotation takes or withdraws each one).
+            if let stale { self.remove(stale) }
+            self.slot.withLock { slot in
+                guard case .requested(let requested) = slot, requested == number else { return }
+                slot = self.make(number).map { .ready($0) } ?? .idle
             }
-            if let stale { self.syscalls.close(stale.descriptor) }
         }
     }
 
-    /// The prepared descriptor for segment `number`, if the background work finished in time.
+    /// The ready segment `number`, or nil after withdrawing any request: the caller then
+    /// creates the file itself. Waits for a preparation already under way.
     func take(_ number: UInt64) -> Prepared? {
-        slot.withLock { slot -> Prepared? in
-            guard case .ready(let prepared) = slot, prepared.number == number else { return nil }
-            slot = .empty
-            return prepared
+        let (taken, stale) = slot.withLock { slot -> (Prepared?, Prepared?) in
+            defer { slot = .idle }
+            guard case .ready(let prepared) = slot else { return (nil, nil) }
+            return prepared.number == number ? (prepared, nil) : (nil, prepared)
         }
+        if let stale { remove(stale) }
+        return taken
     }
 
-    /// Waits for pending work, then closes and deletes an unused prepared file (it is empty).
+    /// Withdraws any request and closes and deletes an unused prepared file (it holds only a header).
     ///
     /// - Parameter firstUnused: The lowest number the appender never started; a stale
     ///   descriptor for a started segment is closed but its file is kept.
     func discard(firstUnused: UInt64) {
-        queue.sync {}
         let unused = slot.withLock { slot -> Prepared? in
-            defer { slot = .empty }
+            defer { slot = .idle }
             if case .ready(let prepared) = slot { return prepared }
             return nil
         }
         guard let unused else { return }
         syscalls.close(unused.descriptor)
         if unused.number >= firstUnused { _ = syscalls.unlink(unused.path) }
+    }
+
+    /// Creates segment `number` and writes its header; nil (and no file left) on any failure.
+    private func make(_ number: UInt64) -> Prepared? {
+        let path = SegmentDirectory.path(in: directoryPath, number: number)
+        guard case .success(let descriptor) = syscalls.open(path, flags: Journal.segmentFlags | O_EXCL) else {
+            return nil
+        }
+        let prepared = Prepared(number: number, descriptor: descriptor, path: path, bytes: 0)
+        guard let bytes = writeHeader(descriptor) else {
+            remove(prepared)
+            return nil
+        }
+        if directoryDescriptor >= 0 {
+            // `.fsync`: the file's header and its directory entry are durable before any
+            // append relies on them.
+            guard case .success = syscalls.fdatasync(descriptor), case .success = syscalls.fsync(directoryDescriptor)
+            else {
+                remove(prepared)
+                return nil
+            }
+        }
+        return Prepared(number: number, descriptor: descriptor, path: path, bytes: bytes)
+    }
+
+    /// Writes the header frame; the bytes written, or nil unless the whole frame was written.
+    private func writeHeader(_ descriptor: Int32) -> Int? {
+        guard let header else { return 0 }
+        return header.withUnsafeBytes { payload -> Int? in
+            let frameHeader = Framing.header(for: payload, kind: .segmentHeader)
+            let expected = Framing.headerSize + payload.count
+            let outcome = withUnsafeBytes(of: frameHeader) { frameHeader in
+                syscalls.writeFrame(
+                    descriptor, header: frameHeader, payload: payload,
+                    scratch: UnsafeMutableRawBufferPointer(start: nil, count: 0), operation: .preparedHeader)
+            }
+            guard case .success(let written) = outcome, written == expected else { return nil }
+            return written
+        }
+    }
+
+    /// Closes a prepared segment that will not be used and deletes its file.
+    private func remove(_ prepared: Prepared) {
+        syscalls.close(prepared.descriptor)
+        _ = syscalls.unlink(prepared.path)
     }
 }

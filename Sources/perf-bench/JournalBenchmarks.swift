@@ -117,7 +117,7 @@ enum JournalBenchmarks {
         let journal = try Journal(directory: URL(fileURLWithPath: scratch), configuration: .init(byteBudget: 1 << 30))
         defer { journal.close() }
         let raw = try RawAppender(path: scratch + "/raw.bin", payloadSize: size)
-        let perThread = context.scaled(20_000, quick: 2_000)
+        let perThread = context.scaled(20_000, quick: 5_000)
         let address = UInt(bitPattern: payload(size).baseAddress)
         defer { UnsafeRawPointer(bitPattern: address)?.deallocate() }
         func run(_ body: @escaping @Sendable () -> Void) -> ([Double], Double) {
@@ -133,6 +133,7 @@ enum JournalBenchmarks {
         // ratio is of the median rates (one pass of each measured 0.62–1.08× on this machine).
         var rawSamples: [Double] = [], mineSamples: [Double] = []
         var rawRates: [Double] = [], mineRates: [Double] = []
+        var roundRatios: [Double] = []
         for _ in 0..<5 {
             let (rawRound, rawRoundRate) = run { raw.write() }
             let (mineRound, mineRoundRate) = run {
@@ -143,9 +144,11 @@ enum JournalBenchmarks {
             mineSamples += mineRound
             rawRates.append(rawRoundRate)
             mineRates.append(mineRoundRate)
+            roundRatios.append(mineRoundRate / rawRoundRate)
         }
         let base = Distribution(rawSamples), mine = Distribution(mineSamples)
         let rawRate = Distribution(rawRates).median, mineRate = Distribution(mineRates).median
+        let worstRound = roundRatios.min() ?? 0
         context.add(
             BenchRow(
                 group: "journal", name: "append \(size) B, 2 threads contended", unit: "ns/op", median: mine.median,
@@ -157,23 +160,33 @@ enum JournalBenchmarks {
             BenchRow(
                 group: "journal", name: "append \(size) B, 2 threads total throughput", unit: "ops/s", median: mineRate,
                 baseline: "raw write(2) from 2 threads", baselineMedian: rawRate, ratio: mineRate / rawRate,
-                target: "≥ 0.8× raw", pass: mineRate >= 0.8 * rawRate,
-                note: "median of 5 alternating rounds of 2 × \(perThread) appends each"))
+                target: "≥ 0.8× raw in every round", pass: worstRound >= 0.8,
+                note: "median rates of 5 alternating rounds (raw, then journal) of 2 × \(perThread) appends each; "
+                    + "ratio per round " + roundRatios.map { fixed($0, 2) }.joined(separator: ", ")
+                    + "; worst \(fixed(worstRound, 2))"))
     }
 
     // MARK: - Rotation
 
-    /// Appends that rotate (and drop the oldest segment) against ordinary ones: the unlink runs
-    /// on the reaper's queue, so a drop must not show up in the append's latency.
+    /// Appends that rotate (and drop the oldest segment) against ordinary ones: the next segment
+    /// is made ready (created, header written) and the unlink runs on the background queue, so
+    /// neither must show up in the append's latency. Every segment carries a header, as the
+    /// session journals of PerfCore do.
     private static func rotation(_ context: BenchContext, scratch: String) throws {
         let budget = 256 << 10
-        let journal = try Journal(directory: URL(fileURLWithPath: scratch), configuration: .init(byteBudget: budget))
+        let journal = try Journal(
+            directory: URL(fileURLWithPath: scratch),
+            configuration: .init(byteBudget: budget, segmentHeader: Data("perf-bench rotation session".utf8)))
         defer { journal.close() }
         let bytes = payload(512)
         defer { bytes.deallocate() }
-        let count = context.scaled(40_000, quick: 8_000)
+        let count = context.scaled(40_000, quick: 20_000)
         var rotating: [Double] = []
         var ordinary: [Double] = []
+        // The append after each rotation wakes the journal's background thread once per segment
+        // (close the retired descriptor, arm the reaper, prepare the next segment): ordinary, but
+        // shown apart.
+        var following: [Double] = []
         var segments = journal.statistics.segmentsCreated
         // Appends are paced 20 µs apart (spinning on the clock), so a segment fills in ~5 ms:
         // still hundreds of times faster than a real journal rotates, but the background queue
@@ -184,7 +197,12 @@ enum JournalBenchmarks {
             try? journal.append(bytes)
             let elapsed = Double(Bench.now() - start)
             let created = journal.statistics.segmentsCreated
-            if created != segments { rotating.append(elapsed) } else { ordinary.append(elapsed) }
+            if created != segments {
+                rotating.append(elapsed)
+            } else {
+                ordinary.append(elapsed)
+                if rotating.count > following.count { following.append(elapsed) }
+            }
             segments = created
             while Bench.now() - start < pacingNs {}
         }
@@ -204,18 +222,21 @@ enum JournalBenchmarks {
         let usual = Distribution(ordinary)
         let worst = rotating.max() ?? 0
         // On a shared machine the single slowest append of any kind is a preemption, so the
-        // target is judged on the rotating appends' p99 and their maximum is shown beside the
-        // ordinary appends' maximum.
+        // target is judged on the rotating appends' p99; their maximum (the p99.9 column, with
+        // a few hundred rotations) is shown beside the ordinary appends' maximum and p99.
         context.add(
             BenchRow(
                 group: "journal", name: "rotation: appends that rotate and drop", unit: "ns/op",
                 median: rotated.median, p99: rotated.p99, p999: worst,
                 baseline: "appends that do not rotate", baselineMedian: usual.median, baselineP99: usual.p99,
                 ratio: rotated.p99 / max(usual.p99, 1),
-                target: "no append slower than 50 µs because of a segment drop", pass: rotated.p99 <= 50_000,
-                note: "appends paced 20 µs apart (a segment every ~5 ms); \(rotating.count) rotations, "
-                    + "\(dropped) segments dropped; slowest rotating "
-                    + "\(fixed(worst)) ns vs slowest ordinary \(fixed(ordinary.max() ?? 0)) ns; a 128 KiB unlink(2), "
+                target: "p99 ≤ 50 µs", pass: rotated.p99 <= 50_000,
+                note: "appends paced 20 µs apart (a segment every ~5 ms), each segment with a header; "
+                    + "\(rotating.count) rotations, \(dropped) segments dropped; rotating p99 \(fixed(rotated.p99)) ns, "
+                    + "max \(fixed(worst)) ns (p99.9 column) vs ordinary p99 \(fixed(usual.p99)) ns, "
+                    + "max \(fixed(ordinary.max() ?? 0)) ns; the append after a rotation (one background wake-up "
+                    + "per segment) median \(fixed(Distribution(following.isEmpty ? [0] : following).median)) ns, "
+                    + "max \(fixed(following.max() ?? 0)) ns; a 128 KiB unlink(2), "
                     + "kept off the path by the reaper, takes \(fixed(unlinkCost.median)) ns median"))
     }
 

@@ -10,6 +10,8 @@ struct SyscallError: Error {
 /// The kinds of syscall the seam routes (and a debug build can make fail).
 enum SyscallOperation: Hashable, Sendable {
     case open, write, sync, unlink, rename, read
+    /// The segment preparer's header write, apart from appends so a test can fail it alone.
+    case preparedHeader
 }
 
 /// Thin wrappers over the syscalls the journal makes.
@@ -64,10 +66,10 @@ struct Syscalls: Sendable {
     /// less than `writev(2)` for small entries; a larger one goes out with `writev(2)`.
     func writeFrame(
         _ descriptor: Int32, header: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer,
-        scratch: UnsafeMutableRawBufferPointer
+        scratch: UnsafeMutableRawBufferPointer, operation: SyscallOperation = .write
     ) -> Result<Int, SyscallError> {
         #if DEBUG
-            if let faults, let keep = faults.takeShortWrite() {
+            if operation == .write, let faults, let keep = faults.takeShortWrite() {
                 return .success(writePrefix(descriptor, header: header, payload: payload, count: keep))
             }
         #endif
@@ -77,9 +79,9 @@ struct Syscalls: Sendable {
             if let payloadBase = payload.baseAddress {
                 (base + header.count).copyMemory(from: payloadBase, byteCount: payload.count)
             }
-            return perform(.write) { Glibc.write(descriptor, base, total) }
+            return perform(operation) { Glibc.write(descriptor, base, total) }
         }
-        return perform(.write) {
+        return perform(operation) {
             withUnsafeTemporaryAllocation(of: iovec.self, capacity: 2) { vectors in
                 vectors[0] = iovec(
                     iov_base: UnsafeMutableRawPointer(mutating: header.baseAddress), iov_len: header.count)
