@@ -6,7 +6,9 @@ extension Perf {
     /// An open span: a small value that ends once.
     ///
     /// Under budget, `end()` ticks the span's histogram and stores nothing else; over budget (or
-    /// with `slowMs: nil`) it appends one line to the ledger before it returns.
+    /// with `slowMs: nil`) it appends one line to the ledger before it returns, or, while another
+    /// thread is inside the ledger's write, queues it for Perf's own queue to append next, in
+    /// order (no thread waits for another's disk write).
     ///
     /// A span is `~Copyable` and both `end` methods are `consuming`, so a span that could be ended
     /// twice does not compile: a second `end()`, or ending a copy, is the compiler's
