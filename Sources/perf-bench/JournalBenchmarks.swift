@@ -321,15 +321,29 @@ enum JournalBenchmarks {
         let bytes = payload(size)
         defer { bytes.deallocate() }
         var sink: UInt32 = 0
-        let perMiB = Bench.perOp(batches: context.scaled(50, quick: 10), iterations: 20) { iterations in
+        let software = Bench.perOp(batches: context.scaled(50, quick: 10), iterations: 20) { iterations in
+            for _ in 0..<iterations { sink &+= CRC32C.software(0, bytes) }
+        }
+        let softwareRate = Double(size) / software.median
+        context.add(
+            BenchRow(
+                group: "journal", name: "CRC-32C (slicing-by-8)", unit: "GB/s", median: softwareRate,
+                target: "≥ 0.8 GB/s (the fallback without the instruction)", pass: softwareRate >= 0.8,
+                note: "\(fixed(software.median / 1000)) µs per MiB"))
+        guard CRC32C.usesHardware else {
+            Bench.blackHole(sink)
+            return
+        }
+        let hardware = Bench.perOp(batches: context.scaled(50, quick: 10), iterations: 20) { iterations in
             for _ in 0..<iterations { sink &+= CRC32C.checksum(bytes) }
         }
         Bench.blackHole(sink)
-        let rate = Double(size) / perMiB.median
+        let hardwareRate = Double(size) / hardware.median
         context.add(
             BenchRow(
-                group: "journal", name: "CRC-32C (slicing-by-8)", unit: "GB/s", median: rate,
-                target: "≥ 0.8 GB/s (it bounds recovery speed)", pass: rate >= 0.8,
-                note: "\(fixed(perMiB.median / 1000)) µs per MiB"))
+                group: "journal", name: "CRC-32C (CPU instruction, what appends use)", unit: "GB/s",
+                median: hardwareRate, baseline: "slicing-by-8, same run", baselineMedian: softwareRate,
+                ratio: hardwareRate / softwareRate, target: "≥ 2× slicing-by-8", pass: hardwareRate >= 2 * softwareRate,
+                note: "\(fixed(hardware.median / 1000)) µs per MiB; 512 B costs ≈ \(fixed(hardware.median / 2048)) ns"))
     }
 }

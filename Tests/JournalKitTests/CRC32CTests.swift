@@ -1,6 +1,7 @@
 // CRC-32C against published check values and the bitwise definition.
 import Foundation
 import PerfTestSupport
+import CPerfShims
 import Testing
 
 @testable import JournalKit
@@ -25,6 +26,30 @@ import Testing
                 #expect(fast == bitwise(slice), "start \(start) end \(end)")
             }
         }
+    }
+
+    /// The CPU's instruction and slicing-by-8 agree on seeded random buffers at every alignment,
+    /// length and continuation point (where the CPU has the instruction).
+    @Test(.enabled(if: CRC32C.usesHardware, "this CPU has no CRC-32C instruction"))
+    func hardwareMatchesSoftware() {
+        var rng = SeededRandom(seed: SeededRandom.makeSeed())
+        for _ in 0..<2_000 {
+            let count = Int.random(in: 0...700, using: &rng)
+            let start = Int.random(in: 0...15, using: &rng)
+            let bytes = (0..<(start + count)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            let prior = UInt32.random(in: 0...UInt32.max, using: &rng)
+            bytes.withUnsafeBytes { all in
+                let slice = UnsafeRawBufferPointer(rebasing: all[start...])
+                let hardware = perf_crc32c_hardware(prior, slice.baseAddress!, slice.count)
+                #expect(hardware == CRC32C.software(prior, slice), "start \(start) count \(count)")
+            }
+        }
+    }
+
+    @Test func softwareMatchesBitwiseDefinition() {
+        let bytes = Array("123456789".utf8)
+        #expect(bytes.withUnsafeBytes { CRC32C.software(0, $0) } == 0xE306_9283)
+        #expect(bytes.withUnsafeBytes { CRC32C.software(0, $0) } == bitwise(bytes))
     }
 
     @Test func updateContinuesAChecksum() {

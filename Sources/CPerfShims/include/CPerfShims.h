@@ -245,6 +245,13 @@ static inline void perf_flight_record(perf_flight_ring *ring, const void *name, 
     __atomic_store_n(&slot->seq, seq, __ATOMIC_RELEASE);
 }
 
+/// 1 when this CPU computes CRC-32C in hardware (SSE4.2 on x86_64, the CRC extension on aarch64).
+int perf_crc32c_hardware_available(void);
+
+/// Continues a CRC-32C over `count` bytes with the CPU's instruction: the same result as
+/// JournalKit's table-driven `CRC32C.update`. Call only when `perf_crc32c_hardware_available()`.
+uint32_t perf_crc32c_hardware(uint32_t crc, const void *bytes, size_t count);
+
 #ifdef __cplusplus
 }
 #endif
