@@ -8,7 +8,10 @@ import Testing
 @testable import JournalKit
 
 @Suite struct PreparedSegmentTests {
-    static let header = Data("prepared-test header".utf8)
+    /// Made on each use, not kept in a static or a test argument: LeakSanitizer cannot see a
+    /// Data's storage through the tag bits of its enum, so a Data that lives to the process's end
+    /// is reported as leaked (see JournalKit's own header, kept as bytes for the same reason).
+    static var header: Data { Data("prepared-test header".utf8) }
 
     /// Budget 4096: segments rotate at 2048 bytes; 100-byte entries (108-byte frames) ask for
     /// the next segment at the 10th entry and rotate at the 19th (with or without the header).
@@ -39,8 +42,9 @@ import Testing
     /// A crash between preparing a segment and its first use leaves a file holding only a
     /// header (or nothing, without a header): recovery returns no spurious entry, no torn tail,
     /// no gap, and that segment's header as it does for every surviving segment.
-    @Test(arguments: [header, nil])
-    func aPreparedSegmentLeftByACrashRecoversAsEmpty(header: Data?) throws {
+    @Test(arguments: [true, false])
+    func aPreparedSegmentLeftByACrashRecoversAsEmpty(withHeader: Bool) throws {
+        let header = withHeader ? Self.header : nil
         let directory = try TemporaryDirectory()
         let snapshot = try TemporaryDirectory("snapshot")
         defer {
@@ -54,8 +58,9 @@ import Testing
         journal.close()
 
         #expect(snapshot.segments() == [SegmentDirectory.fileName(for: 1), SegmentDirectory.fileName(for: 2)])
-        let prepared = try snapshot.contents(of: SegmentDirectory.fileName(for: 2))
-        #expect(prepared.count == (header.map { Framing.headerSize + $0.count } ?? 0))
+        // Its size from stat: Data(contentsOf:) of an empty file leaks its 4 KiB read buffer in
+        // this Foundation (LeakSanitizer's report under scripts/validate-sanitizers.sh).
+        #expect(try snapshot.size(of: SegmentDirectory.fileName(for: 2)) == (header.map { Framing.headerSize + $0.count } ?? 0))
         let recovery = try Journal.recover(directory: snapshot.url)
         #expect(recovery.entries == entries)
         #expect(recovery.headers == (header.map { [$0, $0] } ?? []))

@@ -24,6 +24,12 @@ extension TemporaryDirectory {
         try Data(contentsOf: url.appendingPathComponent(segment))
     }
 
+    /// The segment's size in bytes, from stat(2).
+    func size(of segment: String) throws -> Int {
+        let attributes = try FileManager.default.attributesOfItem(atPath: url.appendingPathComponent(segment).path)
+        return (attributes[.size] as? NSNumber)?.intValue ?? -1
+    }
+
     func write(_ data: Data, to segment: String) throws {
         try data.write(to: url.appendingPathComponent(segment))
     }
