@@ -105,20 +105,36 @@ public final class SpanClock: @unchecked Sendable {
         calibration.withLock { calibration in
             guard !calibration.started else { return }
             calibration.started = true
-            if let reason = host.ineligibility() {
-                calibration.source = .monotonic(reason: reason)
-                return
-            }
-            calibration.anchor = Self.pair()
-            calibration.source = .calibrating(reason: "first interval")
-            guard let interval = recheckIntervalSeconds else { return }
-            let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "perf.span-clock", qos: .utility))
-            timer.schedule(
-                deadline: .now() + .seconds(interval), repeating: .seconds(interval), leeway: .milliseconds(250))
-            timer.setEventHandler { [weak self] in self?.recheck() }
-            timer.resume()
-            calibration.timer = timer
+            begin(&calibration, recheckIntervalSeconds: recheckIntervalSeconds, reason: "first interval")
         }
+    }
+
+    /// Undoes ``forceMonotonic(reason:)``: calibrates afresh (CLOCK_MONOTONIC until the first
+    /// interval has passed), if the host is eligible.
+    public func allowTSC(recheckIntervalSeconds: Int? = 1) {
+        calibration.withLock { calibration in
+            calibration.started = true
+            guard case .monotonic = calibration.source else { return }
+            begin(&calibration, recheckIntervalSeconds: recheckIntervalSeconds, reason: "resumed")
+        }
+    }
+
+    private func begin(_ calibration: inout Calibration, recheckIntervalSeconds: Int?, reason: String) {
+        if let ineligible = host.ineligibility() {
+            calibration.source = .monotonic(reason: ineligible)
+            return
+        }
+        calibration.anchor = Self.pair()
+        calibration.last = nil
+        calibration.nanosPerTick = nil
+        calibration.source = .calibrating(reason: reason)
+        guard let interval = recheckIntervalSeconds, calibration.timer == nil else { return }
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "perf.span-clock", qos: .utility))
+        timer.schedule(
+            deadline: .now() + .seconds(interval), repeating: .seconds(interval), leeway: .milliseconds(250))
+        timer.setEventHandler { [weak self] in self?.recheck() }
+        timer.resume()
+        calibration.timer = timer
     }
 
     /// Forces CLOCK_MONOTONIC from now on (readers switch at their next read).
