@@ -42,7 +42,7 @@ public final class SpanClock: @unchecked Sendable {
     public static let shared = SpanClock(state: perf_fast_clock_shared(), host: .system)
 
     /// The published parameters.
-    @usableFromInline let state: UnsafeMutablePointer<perf_fast_clock>
+    @usableFromInline package let state: UnsafeMutablePointer<perf_fast_clock>
     private let ownsState: Bool
     private let host: SpanClockHost
     /// Durations over at least this long calibrate (the pair's ±~20 ns is then < 1e-7 of it).
@@ -119,12 +119,23 @@ public final class SpanClock: @unchecked Sendable {
         }
     }
 
-    private func begin(_ calibration: inout Calibration, recheckIntervalSeconds: Int?, reason: String) {
+    /// Tests: starts without a timer from a given first pair, so re-checks can be fed pairs.
+    package func start(anchor: (tsc: UInt64, mono: UInt64)) {
+        calibration.withLock { calibration in
+            calibration.started = true
+            begin(&calibration, recheckIntervalSeconds: nil, reason: "first interval", anchor: anchor)
+        }
+    }
+
+    private func begin(
+        _ calibration: inout Calibration, recheckIntervalSeconds: Int?, reason: String,
+        anchor: (tsc: UInt64, mono: UInt64)? = nil
+    ) {
         if let ineligible = host.ineligibility() {
             calibration.source = .monotonic(reason: ineligible)
             return
         }
-        calibration.anchor = Self.pair()
+        calibration.anchor = anchor ?? Self.pair()
         calibration.last = nil
         calibration.nanosPerTick = nil
         calibration.source = .calibrating(reason: reason)
@@ -150,8 +161,10 @@ public final class SpanClock: @unchecked Sendable {
     }
 
     /// One calibration step: enable, rebase, or fall back. The timer calls it; tests may too.
-    public func recheck() {
-        let now = Self.pair()
+    public func recheck() { recheck(now: Self.pair()) }
+
+    /// One calibration step from a given (TSC, CLOCK_MONOTONIC) pair (tests feed their own).
+    package func recheck(now: (tsc: UInt64, mono: UInt64)) {
         calibration.withLock { step(&$0, now: now) }
     }
 
