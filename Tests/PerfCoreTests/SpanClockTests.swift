@@ -96,6 +96,11 @@ private let eligibleCPUInfo = """
         #expect(clock.source == .tsc)
         #expect(abs(clock.largestStepNanos) <= 1)
 
+        // A re-check 10 µs later whose pair is off by 1 µs (10 %) is too soon to judge: ignored.
+        clock.recheck(now: (tsc: anchor.tsc + 6_000_030_000, mono: anchor.mono + 2_000_011_000))
+        #expect(clock.source == .tsc)
+        #expect(clock.state.pointee.base_mono == anchor.mono + 2_000_000_000)
+
         // 0.04 % slower over the next second: within the drift allowed, so it stays on.
         clock.recheck(now: (tsc: anchor.tsc + 9_000_000_000, mono: anchor.mono + 3_000_400_000))
         #expect(clock.source == .tsc)

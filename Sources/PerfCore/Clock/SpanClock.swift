@@ -196,6 +196,9 @@ public final class SpanClock: @unchecked Sendable {
                 fallBack(&calibration, now: now, reason: "TSC or CLOCK_MONOTONIC went backwards")
                 return
             }
+            // Too soon after the last one (an extra re-check beside the timer's): the pairs' own
+            // ±tens of ns would read as drift. Keep what is published.
+            guard now.mono - last.mono >= minimumIntervalNanos / 10 else { return }
             let interval = Double(now.mono - last.mono) / Double(now.tsc - last.tsc)
             guard abs(interval / ratio - 1) <= maximumDrift else {
                 fallBack(
