@@ -14,6 +14,7 @@ if CommandLine.arguments.count > 1, CommandLine.arguments[1] == LedgerShared.chi
 let groups: [BenchGroup] = [
     JournalBenchmarks.group,
     HistogramBenchmarks.group,
+    ClockBenchmarks.group,
     SpanBenchmarks.group,
     SpanMemoryBenchmarks.group,
     LedgerBenchmarks.group,

@@ -10,6 +10,7 @@
 #include "CPerfStackSampler.h"
 #include "CPerfRemoteUnwind.h"
 #include "CPerfProbes.h"
+#include "CPerfFastClock.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -4,7 +4,7 @@ import Synchronization
 
 /// Measures spans, ticks their histograms and emits records for the noteworthy ones.
 ///
-/// A scoped span under budget costs one CLOCK_MONOTONIC read at begin and, at end, one read, one
+/// A scoped span under budget costs one span-clock read at begin and, at end, one read, one
 /// histogram tick and one compare: no allocation, no lock. Both methods are `@inlinable` so that
 /// path compiles into the caller. Everything else (over budget, registered spans, expiry) is out
 /// of line.
@@ -24,8 +24,8 @@ public final class SpanRecorder: Sendable {
     /// Receives the records.
     public let pipeline: RecordPipeline
     @usableFromInline let clock: any PerfClock
-    /// True when `clock` is the system clock: the hot path then reads CLOCK_MONOTONIC directly
-    /// instead of calling through the existential.
+    /// True when `clock` is the system clock: the hot path then reads the span clock (TSC or
+    /// CLOCK_MONOTONIC, see ``SpanClock``) directly instead of calling through the existential.
     @usableFromInline let readsSystemClock: Bool
     let registry = Mutex(OpenSpanRegistry())
     let nextID = Atomic<UInt64>(1)
@@ -55,15 +55,18 @@ public final class SpanRecorder: Sendable {
         self.pipeline = pipeline
         self.clock = clock
         self.readsSystemClock = clock is SystemClock
+        if readsSystemClock { SpanClock.shared.start() }
         self.expiryTimer = expiryTimer ?? DispatchExpiryTimer()
         registry.withLock { $0.observers = observers }
         self.expiryTimer.setHandler { [weak self] in self?.expireDueSpans() }
     }
 
-    /// CLOCK_MONOTONIC nanoseconds, without the existential call for the system clock.
+    /// CLOCK_MONOTONIC-timeline nanoseconds, without the existential call for the system clock:
+    /// for it, the span clock (``SpanClock/shared``: the scaled TSC once calibrated, else
+    /// CLOCK_MONOTONIC itself).
     @inlinable @inline(__always)
     func monotonicNanos() -> UInt64 {
-        readsSystemClock ? perf_monotonic_ns() : clock.monotonicNanos()
+        readsSystemClock ? perf_fast_ns() : clock.monotonicNanos()
     }
 
     /// Begins a span.
