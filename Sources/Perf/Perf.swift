@@ -27,7 +27,9 @@ public enum Perf {
     /// ``shutdown()`` first to change it).
     ///
     /// Never throws and never crashes the host program: a data directory that cannot be created
-    /// or written produces one message on stderr and recording continues in memory only. A
+    /// or written produces one message on stderr and recording continues in memory only; memory
+    /// that cannot be had produces one message and Perf runs without its flight recorder, or,
+    /// without even 1 MiB for the span histograms, stays uninstalled (every call inert). A
     /// `PERF_RECORDING` value that is neither on (`1`, `true`, `yes`, `on`) nor off (`0`, `false`,
     /// `no`, `off`) is ignored, with one message on stderr.
     ///
@@ -105,8 +107,10 @@ public enum Perf {
                 }
                 return false
             }
-            let runtime = PerfRuntime.make(
-                configuration: configuration, environment: environment, clock: clock, report: report)
+            guard
+                let runtime = PerfRuntime.make(
+                    configuration: configuration, environment: environment, clock: clock, report: report)
+            else { return false }
             state.current = runtime
             // Every runtime ever published stays alive: a span begun under it may still end.
             state.retired.append(runtime)
@@ -132,8 +136,9 @@ enum PerfState {
 
     static let installed = Mutex(Installed())
 
-    /// Hang and hitch durations per watchdog target.
-    static let hangHistograms = HistogramRegistry(capacity: 64)
+    /// Hang and hitch durations per watchdog target: names known at run time only, so a
+    /// dictionary under a lock (no span memory to map, nothing that can fail).
+    static let hangHistograms = NamedHistograms()
 
     static func runtime() -> PerfRuntime? { installed.withLock { $0.current } }
 
@@ -144,4 +149,18 @@ enum PerfState {
     static func reportToStandardError(_ message: String) {
         _ = Array((message + "\n").utf8).withUnsafeBytes { FileSyscalls.live.writeAll(STDERR_FILENO, $0) }
     }
+}
+
+/// Latency histograms by a name known at run time, under a lock: the slow path of
+/// ``HistogramRegistry/record(name:nanos:)`` without the span memory it needs a mapping for.
+final class NamedHistograms: Sendable {
+    private let histograms = Mutex<[String: LatencyHistogram]>([:])
+
+    /// Ticks `name`'s histogram.
+    func record(name: String, nanos: UInt64) {
+        histograms.withLock { $0[name, default: LatencyHistogram()].record(nanos: nanos) }
+    }
+
+    /// A copy of every histogram, by name.
+    func snapshot() -> [String: LatencyHistogram] { histograms.withLock { $0 } }
 }

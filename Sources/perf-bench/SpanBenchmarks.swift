@@ -15,7 +15,7 @@ enum SpanBenchmarks {
 
     private static func run(_ context: BenchContext) {
         let recorder = SpanRecorder(
-            histograms: HistogramRegistry(), pipeline: RecordPipeline(), flightRecorder: FlightRecorder(capacity: 4096))
+            histograms: HistogramRegistry(), pipeline: RecordPipeline(), flightRecorder: FlightRecorder(capacity: 4096)!)
         let batches = context.scaled(200, quick: 30)
         let iterations = context.scaled(100_000, quick: 20_000)
 

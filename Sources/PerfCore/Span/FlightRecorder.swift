@@ -13,7 +13,7 @@ import Glibc
 /// in one slot, when one was descheduled for a whole lap of the ring), and never blocks a writer.
 ///
 /// ```swift
-/// let flight = FlightRecorder(capacity: 4096)
+/// let flight = FlightRecorder(capacity: 4096)!
 /// let recorder = SpanRecorder(histograms: registry, pipeline: pipeline, flightRecorder: flight)
 /// // … spans end …
 /// let recent = flight.snapshot()   // oldest first
@@ -59,12 +59,12 @@ public final class FlightRecorder: @unchecked Sendable {
     public let memory: SpanMemory?
 
     /// Makes a ring of `capacity` slots in process memory, rounded up to a power of two (at least
-    /// 1, at most 2^20).
-    public init(capacity: Int) {
+    /// 1, at most 2^20); nil when the memory cannot be allocated.
+    public init?(capacity: Int) {
         var slots = 1
         while slots < min(max(capacity, 1), 1 << 20) { slots <<= 1 }
-        guard let ring = perf_flight_ring_create(UInt64(slots)) else {
-            fatalError("FlightRecorder: cannot allocate \(slots) slots")
+        guard !AllocationFaults.fails(.flightRing), let ring = perf_flight_ring_create(UInt64(slots)) else {
+            return nil
         }
         self.capacity = slots
         self.ring = ring
@@ -72,9 +72,10 @@ public final class FlightRecorder: @unchecked Sendable {
     }
 
     /// Makes a ring over the slots of `memory` (its configured ring capacity), so that a reader of
-    /// a crashed process's memory finds its last spans; nil when the memory has no ring.
+    /// a crashed process's memory finds its last spans; nil when the memory has no ring or the
+    /// ring's bookkeeping cannot be allocated.
     public init?(memory: SpanMemory) {
-        guard let slots = memory.ringSlots,
+        guard !AllocationFaults.fails(.flightRing), let slots = memory.ringSlots,
             let ring = perf_flight_ring_create_over(slots, UInt64(memory.configuration.ringCapacity))
         else { return nil }
         self.capacity = memory.configuration.ringCapacity
