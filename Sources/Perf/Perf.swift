@@ -1,4 +1,5 @@
 // The facade users import: every public name of Perf lives inside `enum Perf`.
+import CPerfShims
 import Foundation
 import PerfCore
 import Synchronization
@@ -54,8 +55,10 @@ public enum Perf {
             return runtime
         }
         DiagnosticsCapture.stopSchedule()
-        if let runtime { _ = try? DiagnosticsCapture.capture(runtime, reason: "shutdown") }
-        runtime?.shutdown()
+        guard let runtime else { return }
+        _ = try? DiagnosticsCapture.capture(runtime, reason: "shutdown")
+        runtime.shutdown()
+        PerfState.retire(runtime)
     }
 
     /// Whether Perf is installed.
@@ -71,11 +74,20 @@ public enum Perf {
     /// A copy of the per-name latency histograms of every span ended in this process (every
     /// session of it, when it installed more than once).
     public static func spanHistograms() -> [String: Histogram] {
-        var merged: [String: Histogram] = [:]
-        for runtime in PerfState.installed.withLock({ $0.retired }) {
-            for (name, histogram) in runtime.allHistograms() { merged[name, default: Histogram()].merge(histogram) }
+        let (merged, runtimes) = PerfState.installed.withLock { state in
+            (state.retiredHistograms, state.keptForever + (state.current.map { [$0] } ?? []))
         }
-        return merged
+        var result = merged
+        for runtime in runtimes {
+            for (name, histogram) in runtime.allHistograms() { result[name, default: Histogram()].merge(histogram) }
+        }
+        return result
+    }
+
+    /// How many shut-down runtimes were freed, and how many are kept for want of membarrier:
+    /// for the tests and benchmarks of install/shutdown cycles.
+    package static func retiredRuntimeCounts() -> (freed: Int, kept: Int) {
+        PerfState.installed.withLock { ($0.freedCount, $0.keptForever.count) }
     }
 
     /// A copy of the hang and hitch duration histograms, per watchdog target (suppressed
@@ -112,8 +124,6 @@ public enum Perf {
                     configuration: configuration, environment: environment, clock: clock, report: report)
             else { return false }
             state.current = runtime
-            // Every runtime ever published stays alive: a span begun under it may still end.
-            state.retired.append(runtime)
             PerfState.recorderSlot.store(Unmanaged.passUnretained(runtime.recorder), ordering: .releasing)
             HangReporting.install(HangRecording())
             DiagnosticsCapture.startSchedule(runtime)
@@ -127,12 +137,47 @@ public enum Perf {
 enum PerfState {
     struct Installed {
         var current: PerfRuntime?
-        var retired: [PerfRuntime] = []
+        /// The histograms of every runtime shut down and freed, merged.
+        var retiredHistograms: [String: LatencyHistogram] = [:]
+        /// Runtimes shut down but never freed: only where the kernel has no membarrier, so no
+        /// grace period can be known to have passed.
+        var keptForever: [PerfRuntime] = []
+        /// Runtimes shut down and freed (a test's measure of the reclamation).
+        var freedCount = 0
     }
 
     /// The installed recorder, read with one atomic load on the hot path; `nil` means inert.
+    ///
+    /// Installed, the hot path loads it again inside a reader section (``withRecorder(_:)``), so
+    /// that shutdown can free a retired runtime once every thread that may have loaded it has
+    /// left its section (`perf_reader_synchronize`).
     @usableFromInline
     static let recorderSlot = Atomic<Unmanaged<SpanRecorder>?>(nil)
+
+    /// Runs `body` with the installed recorder inside a reader section; nil when none is
+    /// installed. The recorder is valid until `body` returns: never keep it.
+    @inlinable @inline(__always)
+    static func withRecorder<Result>(_ body: (SpanRecorder) -> Result) -> Result? {
+        perf_reader_enter()
+        defer { perf_reader_exit() }
+        guard let recorder = recorderSlot.load(ordering: .acquiring) else { return nil }
+        return recorder._withUnsafeGuaranteedRef(body)
+    }
+
+    /// Frees a runtime that shutdown has unpublished, once no reader section can still hold its
+    /// recorder; its histograms are kept, merged, for ``Perf/spanHistograms()``. Where the kernel
+    /// cannot say when that is (no membarrier), the runtime is kept, as every one was before.
+    static func retire(_ runtime: PerfRuntime) {
+        guard perf_reader_synchronize() == 0 else {
+            installed.withLock { $0.keptForever.append(runtime) }
+            return
+        }
+        let histograms = runtime.allHistograms()
+        installed.withLock { state in
+            for (name, histogram) in histograms { state.retiredHistograms[name, default: LatencyHistogram()].merge(histogram) }
+            state.freedCount += 1
+        }
+    }
 
     static let installed = Mutex(Installed())
 

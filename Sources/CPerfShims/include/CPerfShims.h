@@ -10,6 +10,7 @@
 #include "CPerfStackSampler.h"
 #include "CPerfRemoteUnwind.h"
 #include "CPerfProbes.h"
+#include "CPerfReaders.h"
 
 #ifdef __cplusplus
 extern "C" {
