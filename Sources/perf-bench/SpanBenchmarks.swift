@@ -62,6 +62,7 @@ enum SpanBenchmarks {
         measure(context, recorder: recorder, batches: batches, iterations: iterations)
         keyed(context, baseline: single.span, batches: batches, iterations: max(1, iterations / 20))
         overBudget(context, baseline: single.span, batches: batches, iterations: max(1, iterations / 20))
+        SpanContentionBenchmarks.run(context, batches: batches, iterations: iterations)
     }
 
     /// Alternates baseline and span batches so both see the same machine noise.
