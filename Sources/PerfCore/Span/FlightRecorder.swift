@@ -6,7 +6,7 @@ import Glibc
 /// and exit.
 ///
 /// Every span end writes one slot: plain stores under a per-slot sequence number and a check
-/// word (a thread takes tickets from the shared head in blocks of up to 16, so two threads
+/// word (a thread takes tickets from the shared head in blocks of up to 64, so two threads
 /// rarely touch one cache line). Recording allocates nothing and takes no lock; the oldest entry
 /// is overwritten when the ring is full. ``snapshot()`` copies the whole entries out, skipping a
 /// slot that is being written at that instant or whose check word does not match (two writers
@@ -40,7 +40,7 @@ public final class FlightRecorder: @unchecked Sendable {
         /// Whole entries, oldest first.
         public var entries: [Entry]
         /// Tickets handed out since the ring was made: the spans recorded, plus up to one block
-        /// (≤ 16) per thread taken but not used yet. The ring keeps the newest entries.
+        /// (≤ 64) per thread taken but not used yet. The ring keeps the newest entries.
         public var recorded: UInt64
 
         /// Creates a snapshot.
