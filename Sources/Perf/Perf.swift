@@ -158,8 +158,8 @@ enum PerfState {
     /// installed. The recorder is valid until `body` returns: never keep it.
     @inlinable @inline(__always)
     static func withRecorder<Result>(_ body: (SpanRecorder) -> Result) -> Result? {
-        perf_reader_enter()
-        defer { perf_reader_exit() }
+        let section = perf_reader_enter()
+        defer { perf_reader_exit(section) }
         guard let recorder = recorderSlot.load(ordering: .acquiring) else { return nil }
         return recorder._withUnsafeGuaranteedRef(body)
     }

@@ -30,20 +30,25 @@ extern __thread perf_reader perf_tls_reader;
 void perf_reader_register(void);
 
 /// Enters a reader section: between this and `perf_reader_exit`, whatever the thread loaded from
-/// a slot the reclaimer clears stays valid. Sections nest.
-static inline void perf_reader_enter(void) {
+/// a slot the reclaimer clears stays valid. Sections nest. Returns the token to pass to
+/// `perf_reader_exit`.
+static inline uint64_t perf_reader_enter(void) {
     perf_reader *reader = &perf_tls_reader;
     if (__builtin_expect(!reader->registered, 0)) perf_reader_register();
     uint64_t state = reader->state;
     state += (uint32_t)state == 0 ? ((1ull << 32) | 1) : 1;
     __atomic_store_n(&reader->state, state, __ATOMIC_RELAXED);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    return state;
 }
 
-/// Leaves a reader section: every access made inside it happens before.
-static inline void perf_reader_exit(void) {
-    perf_reader *reader = &perf_tls_reader;
-    __atomic_store_n(&reader->state, reader->state - 1, __ATOMIC_RELEASE);
+/// Leaves the reader section `entered` (what its `perf_reader_enter` returned): every access
+/// made inside it happens before. Stores from the token rather than loading the word again,
+/// which keeps a store-to-load round trip off the span path (a nested section leaves the word
+/// as it found it).
+static inline void perf_reader_exit(uint64_t entered) {
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    __atomic_store_n(&perf_tls_reader.state, entered - 1, __ATOMIC_RELEASE);
 }
 
 /// Call after clearing (or replacing) what readers load: returns once every thread that was
