@@ -83,6 +83,9 @@ static int full_barrier_everywhere(void) {
 }
 
 int perf_reader_synchronize(void) {
+    // Called from inside a section (a shutdown from code a span's end ran): this thread may still
+    // be using what was loaded, and it cannot wait for itself.
+    if ((uint32_t)perf_tls_reader.state != 0) return 1;
     pthread_once(&readers_once, readers_init);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     pthread_mutex_lock(&readers_lock);

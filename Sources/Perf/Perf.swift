@@ -139,8 +139,9 @@ enum PerfState {
         var current: PerfRuntime?
         /// The histograms of every runtime shut down and freed, merged.
         var retiredHistograms: [String: LatencyHistogram] = [:]
-        /// Runtimes shut down but never freed: only where the kernel has no membarrier, so no
-        /// grace period can be known to have passed.
+        /// Runtimes shut down but never freed: where the kernel has no membarrier, or shutdown ran
+        /// inside a reader section (from code a span's end called), so no grace period can be
+        /// known to have passed.
         var keptForever: [PerfRuntime] = []
         /// Runtimes shut down and freed (a test's measure of the reclamation).
         var freedCount = 0

@@ -52,9 +52,9 @@ static inline void perf_reader_exit(uint64_t entered) {
 }
 
 /// Call after clearing (or replacing) what readers load: returns once every thread that was
-/// inside a section has left it, so nothing loaded before the store is in use any more. 0, or -1
-/// when the kernel offers no membarrier (nothing may then be freed). Must not be called inside a
-/// reader section (the caller's own section is skipped, not waited for).
+/// inside a section has left it, so nothing loaded before the store is in use any more. 0; -1
+/// when the kernel offers no membarrier, 1 when the caller is itself inside a section (nothing
+/// may then be freed).
 int perf_reader_synchronize(void);
 
 #ifdef __cplusplus
