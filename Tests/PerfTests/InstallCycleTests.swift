@@ -97,6 +97,34 @@ extension PerfGlobalStateTests {
             #expect((Perf.spanHistograms()["cycles.kept"]?.count ?? 0) >= 1)
         }
 
+        /// A thread inside a section when shutdown starts keeps a usable recorder until it leaves:
+        /// it ends a span through the recorder it loaded 50 ms after the slot was cleared (the
+        /// wait only widens the window a missing grace period would free the runtime in; nothing
+        /// waits on it), and that late span is in the merged histograms.
+        @Test func aSectionOpenAcrossShutdownKeepsItsRecorder() throws {
+            Perf.shutdown()
+            Self.install()
+            let loaded = DispatchSemaphore(value: 0)
+            let finished = DispatchSemaphore(value: 0)
+            Thread.detachNewThread {
+                let section = perf_reader_enter()
+                let recorder = PerfState.recorderSlot.load(ordering: .acquiring)
+                loaded.signal()
+                while Perf.isInstalled {}
+                let widen = monotonicSeconds() + 0.05
+                while monotonicSeconds() < widen {}
+                recorder?._withUnsafeGuaranteedRef { recorder in
+                    recorder.end(recorder.begin("cycles.late", budgetNanos: 60_000_000_000, site: CallSite()))
+                }
+                perf_reader_exit(section)
+                finished.signal()
+            }
+            loaded.wait()
+            Perf.shutdown()
+            finished.wait()
+            #expect((Perf.spanHistograms()["cycles.late"]?.count ?? 0) >= 1)
+        }
+
         /// Threads begin and end spans (scoped, keyed, measured, ended across a cycle) while this
         /// thread installs and shuts down 300 times: no crash, no use after free (run it under
         /// `--sanitize=address`), and every retired runtime freed.
