@@ -43,6 +43,10 @@ public enum Perf {
 
     /// Stops every running hang watchdog (a hang in progress is written, marked in progress) and
     /// metrics endpoint, flushes everything, writes the session's end, and makes every call inert again.
+    ///
+    /// Then frees what the install held (span memory, flight recorder, queues, timers), once no
+    /// thread is still inside a `begin` or `end` that loaded it: a span ending at that instant is
+    /// waited for, not freed under; its histogram tick is kept in ``spanHistograms()``.
     public static func shutdown() {
         // Watchdogs first: a hang in progress is written while the ledger is still open.
         WatchdogRegistry.stopAll()

@@ -129,6 +129,8 @@ extension Perf {
 
     /// Measures `body` as one span; the exit follows how it left (return → success,
     /// `CancellationError` → cancelled, any other error → failure with the error's type name).
+    /// Like a ``Span``, it ends into whatever is installed when `body` returns (nothing after a
+    /// ``shutdown()``).
     @inlinable
     public static func measure<Result, Failure: Error>(
         _ name: StaticString, slowMs: Double?, fileID: StaticString = #fileID, line: UInt = #line,
