@@ -145,7 +145,7 @@ perf_flight_ring *perf_flight_ring_create_over(perf_flight_slot *slots, uint64_t
     ring->mask = capacity - 1;
     // Blocks hold back at most 1/64 of the ring per thread from readers.
     uint64_t block = capacity / 64;
-    ring->block = block < 1 ? 1 : (block > 16 ? 16 : block);
+    ring->block = block < 1 ? 1 : (block > 64 ? 64 : block);
     ring->generation = __atomic_add_fetch(&flight_generations, 1, __ATOMIC_RELAXED);
     ring->slots = slots;
     return ring;

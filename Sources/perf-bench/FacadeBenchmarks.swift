@@ -15,6 +15,7 @@ enum FacadeBenchmarks {
         let iterations = context.scaled(100_000, quick: 20_000)
         Perf.shutdown()
         inert(context, batches: batches, iterations: iterations)
+        cycles(context, count: context.scaled(1_000, quick: 400))
 
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("perf-bench-facade-\(getpid())")
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -33,6 +34,38 @@ enum FacadeBenchmarks {
         underBudgetSpanClock(context, batches: batches, iterations: iterations)
         probeCost(context, batches: batches, iterations: iterations)
         try overBudget(context, directory: directory, count: context.scaled(20_000, quick: 5_000))
+    }
+
+    /// Install/shutdown cycles in memory (issue 17): the time of one cycle, and the RSS the second
+    /// half of them added, as a ratio to its 1 MiB budget (a retired runtime is freed once no
+    /// span can still hold it; each cycle kept about 49 KiB before).
+    private static func cycles(_ context: BenchContext, count: Int) {
+        let configuration = Perf.Configuration(app: Perf.AppInfo(name: "perf-bench"), recording: .disabled)
+        var samples: [Double] = []
+        samples.reserveCapacity(count)
+        var halfway: UInt64 = 0
+        for cycle in 1...count {
+            let start = Bench.now()
+            Perf.install(configuration)
+            Perf.begin("bench.cycle", slowMs: 1000).end()
+            Perf.shutdown()
+            samples.append(Double(Bench.now() - start))
+            if cycle == count / 2 { halfway = LivePrometheus.residentMemoryBytes() ?? 0 }
+        }
+        let end = LivePrometheus.residentMemoryBytes() ?? 0
+        let growth = Double(Int64(bitPattern: end &- halfway))
+        let times = Distribution(samples)
+        let freed = Perf.retiredRuntimeCounts()
+        context.add(
+            BenchRow(
+                group: "facade", name: "install+shutdown cycle", unit: "ns/op", median: times.median, p99: times.p99,
+                p999: times.p999, baseline: "1 MiB of RSS growth over the second half (the budget)",
+                ratio: growth / Double(1 << 20), target: "RSS growth ≤ 1 MiB over the second \(count / 2) cycles",
+                pass: growth <= Double(1 << 20) && freed.kept == 0,
+                note: String(
+                    format: "RSS growth over cycles %d–%d: %.0f KiB; ratio is that growth over 1 MiB; runtimes freed "
+                        + "%d, kept %d", count / 2 + 1, count, growth / 1024, freed.freed, freed.kept),
+                samples: count))
     }
 
     /// Stands in for the facade's "installed?" slot in the inert baseline.

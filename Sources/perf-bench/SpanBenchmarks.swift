@@ -22,7 +22,7 @@ enum SpanBenchmarks {
             SpanClock.shared.calibrateNow()
         }
         let recorder = SpanRecorder(
-            histograms: HistogramRegistry(), pipeline: RecordPipeline(), flightRecorder: FlightRecorder(capacity: 4096))
+            histograms: HistogramRegistry(), pipeline: RecordPipeline(), flightRecorder: FlightRecorder(capacity: 4096)!)
         let batches = context.scaled(200, quick: 30)
         let iterations = context.scaled(100_000, quick: 20_000)
 
@@ -69,6 +69,7 @@ enum SpanBenchmarks {
         measure(context, recorder: recorder, batches: batches, iterations: iterations)
         keyed(context, baseline: single.span, batches: batches, iterations: max(1, iterations / 20))
         overBudget(context, baseline: single.span, batches: batches, iterations: max(1, iterations / 20))
+        SpanContentionBenchmarks.run(context, batches: batches, iterations: iterations)
     }
 
     /// Alternates baseline and span batches so both see the same machine noise.

@@ -20,6 +20,7 @@ let children: [String: ([String]) -> Int32] = [
     "sanitizer-host": SanitizerHostChild.run,
     "probes": ProbesChild.run,
     "quiet-writer": QuietWriterChild.run,
+    "install-cycles": InstallCyclesChild.run,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

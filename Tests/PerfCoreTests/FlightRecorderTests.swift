@@ -11,9 +11,9 @@ import Testing
 
 @Suite struct FlightRecorderTests {
     @Test func capacityRoundsUpToAPowerOfTwo() {
-        #expect(FlightRecorder(capacity: 0).capacity == 1)
-        #expect(FlightRecorder(capacity: 5).capacity == 8)
-        #expect(FlightRecorder(capacity: 4096).capacity == 4096)
+        #expect(FlightRecorder(capacity: 0)!.capacity == 1)
+        #expect(FlightRecorder(capacity: 5)!.capacity == 8)
+        #expect(FlightRecorder(capacity: 4096)!.capacity == 4096)
     }
 
     /// A capacity whose slot array would overflow `size_t` is refused, not allocated as a
@@ -30,7 +30,7 @@ import Testing
     }
 
     @Test func keepsTheNewestEntriesOldestFirstAndCountsEveryOne() {
-        let flight = FlightRecorder(capacity: 8)
+        let flight = FlightRecorder(capacity: 8)!
         for index in 0..<20 as Range<UInt64> {
             flight.record(
                 index.isMultiple(of: 2) ? "even" : "odd", startNanos: 1_000 * index, durationNanos: index,
@@ -48,19 +48,19 @@ import Testing
     }
 
     @Test func anEmptyRingSnapshotsNothing() {
-        let snapshot = FlightRecorder(capacity: 4).snapshot()
+        let snapshot = FlightRecorder(capacity: 4)!.snapshot()
         #expect(snapshot.entries.isEmpty)
         #expect(snapshot.recorded == 0)
     }
 
     @Test func everyExitSurvivesTheRing() {
-        let flight = FlightRecorder(capacity: 8)
+        let flight = FlightRecorder(capacity: 8)!
         for exit in SpanExit.allCases { flight.record("exit", startNanos: 1, durationNanos: 1, budgetNanos: nil, exit: exit) }
         #expect(flight.snapshot().entries.map(\.exit) == SpanExit.allCases)
     }
 
     @Test(.countsAllocations) func recordingAllocatesNothing() {
-        let flight = FlightRecorder(capacity: 64)
+        let flight = FlightRecorder(capacity: 64)!
         flight.record("warm", startNanos: 0, durationNanos: 0, budgetNanos: nil, exit: .success)
         let before = perf_thread_alloc_count()
         for index in 0..<10_000 {
@@ -72,7 +72,7 @@ import Testing
     @Test func scopedAndRegisteredSpansAreRecordedWithTheirExits() {
         let clock = ManualClock()
         let timer = ManualExpiryTimer()
-        let flight = FlightRecorder(capacity: 16)
+        let flight = FlightRecorder(capacity: 16)!
         let recorder = SpanRecorder(
             histograms: HistogramRegistry(), pipeline: RecordPipeline(), clock: clock, expiryTimer: timer,
             flightRecorder: flight)
@@ -95,7 +95,7 @@ import Testing
 
     @Test(.countsAllocations) func underBudgetSpansWithTheFlightRecorderAllocateNothing() {
         let recorder = SpanRecorder(
-            histograms: HistogramRegistry(), pipeline: RecordPipeline(), flightRecorder: FlightRecorder(capacity: 256))
+            histograms: HistogramRegistry(), pipeline: RecordPipeline(), flightRecorder: FlightRecorder(capacity: 256)!)
         let site = CallSite()
         recorder.end(recorder.begin("alloc.flight", budgetNanos: 1_000_000_000, site: site))
         let before = perf_thread_alloc_count()
@@ -111,7 +111,7 @@ import Testing
     /// two writes) breaks the relation. A reader snapshots all along.
     @Test(arguments: [0x5EED_0001, 0x5EED_0002, 0x5EED_0003] as [UInt64])
     func concurrentWritersAndReadersNeverSeeATornEntry(seed: UInt64) {
-        let flight = FlightRecorder(capacity: 64)
+        let flight = FlightRecorder(capacity: 64)!
         var rng = SeededRandom(seed: seed)
         let counts = Self.writers.map { _ in 2_000 + Int(rng.next() % 3_000) }
         let done = Atomic<Int>(0)

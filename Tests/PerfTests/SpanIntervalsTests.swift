@@ -11,7 +11,7 @@ import Testing
 @Suite struct SpanIntervalsTests {
     /// A ring of `count` spans 1 ms apart on two threads, read at monotonic `10 s`, wall `now`.
     private static func intervals(count: Int, capacity: Int = 64) -> SpanIntervals {
-        let flight = FlightRecorder(capacity: capacity)
+        let flight = FlightRecorder(capacity: capacity)!
         for index in 0..<count {
             flight.record(
                 "interval.span", startNanos: 1_000_000_000 + UInt64(index) * 1_000_000, durationNanos: 250_000,

@@ -48,7 +48,7 @@ extension Perf {
 }
 
 /// The live figures of a runtime, in the model the export renders too.
-enum LivePrometheus {
+package enum LivePrometheus {
     /// The metrics of `runtime` now; `nil` (not installed) gives the executable's name, and zeros.
     static func metrics(
         _ runtime: PerfRuntime?, hangTargets: [String: LatencyHistogram], residentMemoryBytes: UInt64?
@@ -92,7 +92,7 @@ enum LivePrometheus {
     }
 
     /// Resident set size from `/proc/self/statm` (pages × page size), or `nil` when unreadable.
-    static func residentMemoryBytes() -> UInt64? {
+    package static func residentMemoryBytes() -> UInt64? {
         guard let statm = ProcProbe.read("/proc/self/statm") else { return nil }
         let fields = statm.split(separator: " ")
         guard fields.count > 1, let pages = UInt64(fields[1]) else { return nil }

@@ -1,4 +1,5 @@
 // Budgeted spans: `Perf.begin` … `span.end()`, keyed spans and `Perf.measure`.
+import CPerfShims
 import PerfCore
 import Synchronization
 
@@ -26,18 +27,29 @@ extension Perf {
         /// Ends the span successfully; the span is consumed.
         @inlinable
         public consuming func end() {
-            guard let token, let recorder = PerfState.recorderSlot.load(ordering: .acquiring) else { return }
-            recorder._withUnsafeGuaranteedRef { $0.end(token) }
+            guard let token, PerfState.recorderSlot.load(ordering: .relaxed) != nil else { return }
+            // Spelled out rather than through `withRecorder`: the optimizer then inlines the end
+            // into the caller, as it did before the reader section (through the generic helper
+            // it called the end's closure out of line, ~2 ns more per span).
+            let section = perf_reader_enter()
+            if let recorder = PerfState.recorderSlot.load(ordering: .acquiring) {
+                recorder._withUnsafeGuaranteedRef { $0.end(token) }
+            }
+            perf_reader_exit(section)
         }
 
         /// `end()` with the `span_end` USDT probe compiled out: perf-bench's baseline for what the
         /// probe costs a program when no tracer listens (the same code, measured in the same run).
         @inlinable
         package consuming func endWithoutProbe() {
-            guard let token, let recorder = PerfState.recorderSlot.load(ordering: .acquiring) else { return }
-            recorder._withUnsafeGuaranteedRef {
-                $0.end(token, exit: .success, reason: nil, detail: nil, count: nil, probes: false)
+            guard let token, PerfState.recorderSlot.load(ordering: .relaxed) != nil else { return }
+            let section = perf_reader_enter()
+            if let recorder = PerfState.recorderSlot.load(ordering: .acquiring) {
+                recorder._withUnsafeGuaranteedRef {
+                    $0.end(token, exit: .success, reason: nil, detail: nil, count: nil, probes: false)
+                }
             }
+            perf_reader_exit(section)
         }
 
         /// Ends the span with any combination of exit, detail, count and reason; the span is
@@ -50,8 +62,8 @@ extension Perf {
         ///   - count: How many items the span handled.
         ///   - reason: A short, content-free reason for a non-success exit (an error type name).
         public consuming func end(exit: Exit = .success, detail: String? = nil, count: Int? = nil, reason: String? = nil) {
-            guard let token, let recorder = PerfState.recorderSlot.load(ordering: .acquiring) else { return }
-            recorder._withUnsafeGuaranteedRef { $0.end(token, exit: exit, reason: reason, detail: detail, count: count) }
+            guard let token, PerfState.recorderSlot.load(ordering: .relaxed) != nil else { return }
+            PerfState.withRecorder { $0.end(token, exit: exit, reason: reason, detail: detail, count: count) }
         }
     }
 
@@ -75,12 +87,12 @@ extension Perf {
     public static func begin(
         _ name: StaticString, slowMs: Double?, fileID: StaticString = #fileID, line: UInt = #line
     ) -> Span {
-        guard let recorder = PerfState.recorderSlot.load(ordering: .acquiring) else { return Span(token: nil) }
+        guard PerfState.recorderSlot.load(ordering: .relaxed) != nil else { return Span(token: nil) }
         let site = CallSite(fileID: fileID, line: UInt32(truncatingIfNeeded: line))
-        return Span(
-            token: recorder._withUnsafeGuaranteedRef {
-                $0.begin(name, budgetNanos: budgetNanos(slowMs), site: site)
-            })
+        let section = perf_reader_enter()
+        defer { perf_reader_exit(section) }
+        guard let recorder = PerfState.recorderSlot.load(ordering: .acquiring) else { return Span(token: nil) }
+        return Span(token: recorder._withUnsafeGuaranteedRef { $0.begin(name, budgetNanos: budgetNanos(slowMs), site: site) })
     }
 
     /// Begins a span that another place ends by key; a second begin under an open key supersedes
@@ -96,14 +108,14 @@ extension Perf {
         key: String, _ name: StaticString, slowMs: Double?, lifetime: Lifetime = .indefinite,
         fileID: StaticString = #fileID, line: UInt = #line
     ) {
-        guard let recorder = PerfState.recorderSlot.load(ordering: .acquiring) else { return }
+        guard PerfState.recorderSlot.load(ordering: .relaxed) != nil else { return }
         let site = CallSite(fileID: fileID, line: UInt32(truncatingIfNeeded: line))
         let lifetime: SpanLifetime =
             switch lifetime {
             case .indefinite: .indefinite
             case .bounded(let ms): .bounded(budgetNanos: budgetNanos(ms) ?? 0)
             }
-        _ = recorder._withUnsafeGuaranteedRef {
+        _ = PerfState.withRecorder {
             $0.begin(key: key, name, budgetNanos: budgetNanos(slowMs), lifetime: lifetime, site: site)
         }
     }
@@ -113,20 +125,32 @@ extension Perf {
     public static func end(
         key: String, exit: Exit = .success, detail: String? = nil, count: Int? = nil, reason: String? = nil
     ) {
-        guard let recorder = PerfState.recorderSlot.load(ordering: .acquiring) else { return }
-        recorder._withUnsafeGuaranteedRef { $0.end(key: key, exit: exit, reason: reason, detail: detail, count: count) }
+        guard PerfState.recorderSlot.load(ordering: .relaxed) != nil else { return }
+        PerfState.withRecorder { $0.end(key: key, exit: exit, reason: reason, detail: detail, count: count) }
     }
 
     /// Measures `body` as one span; the exit follows how it left (return → success,
     /// `CancellationError` → cancelled, any other error → failure with the error's type name).
+    /// Like a ``Span``, it ends into whatever is installed when `body` returns (nothing after a
+    /// ``shutdown()``).
     @inlinable
     public static func measure<Result, Failure: Error>(
         _ name: StaticString, slowMs: Double?, fileID: StaticString = #fileID, line: UInt = #line,
         _ body: () throws(Failure) -> Result
     ) throws(Failure) -> Result {
-        guard let recorder = PerfState.recorderSlot.load(ordering: .acquiring) else { return try body() }
-        let site = CallSite(fileID: fileID, line: UInt32(truncatingIfNeeded: line))
-        return try recorder.takeUnretainedValue().measure(name, budgetNanos: budgetNanos(slowMs), site: site, body)
+        guard PerfState.recorderSlot.load(ordering: .relaxed) != nil else { return try body() }
+        // Begin and end each load the slot, as a span's do: no reference to the recorder is held
+        // across `body`, so a shutdown meanwhile can free it (the end then goes to whatever is
+        // installed by then, or nowhere).
+        let span = begin(name, slowMs: slowMs, fileID: fileID, line: line)
+        do {
+            let result = try body()
+            span.end()
+            return result
+        } catch {
+            span.end(exit: SpanExit.derived(from: error), reason: measureReason(for: error))
+            throw error
+        }
     }
 
     /// Measures an async `body` as one span, on the caller's isolation.
@@ -135,10 +159,24 @@ extension Perf {
         _ name: StaticString, slowMs: Double?, fileID: StaticString = #fileID, line: UInt = #line,
         isolation: isolated (any Actor)? = #isolation, _ body: () async throws(Failure) -> Result
     ) async throws(Failure) -> Result {
-        guard let recorder = PerfState.recorderSlot.load(ordering: .acquiring) else { return try await body() }
-        let site = CallSite(fileID: fileID, line: UInt32(truncatingIfNeeded: line))
-        return try await recorder.takeUnretainedValue().measure(
-            name, budgetNanos: budgetNanos(slowMs), site: site, isolation: isolation, body)
+        guard PerfState.recorderSlot.load(ordering: .relaxed) != nil else { return try await body() }
+        // No reader section spans the await (it would resume on another thread): begin and end
+        // each load the slot, as the synchronous form's do.
+        let span = begin(name, slowMs: slowMs, fileID: fileID, line: line)
+        do {
+            let result = try await body()
+            span.end()
+            return result
+        } catch {
+            span.end(exit: SpanExit.derived(from: error), reason: measureReason(for: error))
+            throw error
+        }
+    }
+
+    /// A failure's reason is the error's type name; a cancellation needs none.
+    @usableFromInline
+    static func measureReason(for error: any Error) -> String? {
+        error is CancellationError ? nil : SpanExit.reason(for: error)
     }
 
     /// Milliseconds as a nanosecond budget; `nil` stays `nil` (record every time), negative and

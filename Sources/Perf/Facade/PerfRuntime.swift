@@ -55,11 +55,14 @@ final class PerfRuntime: Sendable {
     }
 
     /// Builds a runtime. Never throws: a directory that cannot be used costs one message on
-    /// `report` and recording continues in memory only.
+    /// `report` and recording continues in memory only; a flight recorder that cannot be
+    /// allocated costs one message and the runtime keeps none. Nil, after one message, only when
+    /// not even 1 MiB of anonymous memory can be mapped for the span histograms: Perf then stays
+    /// uninstalled (inert) rather than crash the host.
     static func make(
         configuration: Perf.Configuration, environment: [String: String], clock: any PerfClock,
         report: (String) -> Void
-    ) -> PerfRuntime {
+    ) -> PerfRuntime? {
         let pipeline = RecordPipeline()
         let decision = InstallPolicy.recordingDecision(
             configuration.recording, environment: environment, debugBuild: InstallPolicy.isDebugBuild)
@@ -70,11 +73,14 @@ final class PerfRuntime: Sendable {
             pid: getpid(), startWallNanos: clock.wallNanos(),
             app: SessionInfo.App(
                 name: configuration.app.name, version: configuration.app.version, build: configuration.app.build))
-        func runtime(memory: SpanMemory?, directory: URL?, ledger: LedgerWriter?, session: LiveSession?) -> PerfRuntime {
-            let memory = memory ?? anonymousMemory(configuration, clock: clock)
+        func runtime(memory: SpanMemory?, directory: URL?, ledger: LedgerWriter?, session: LiveSession?) -> PerfRuntime? {
+            guard let memory = memory ?? anonymousMemory(configuration, clock: clock, report: report) else { return nil }
             let histograms = HistogramRegistry(memory: memory)
-            let recorder = SpanRecorder(
-                histograms: histograms, pipeline: pipeline, clock: clock, flightRecorder: FlightRecorder(memory: memory))
+            let flight = FlightRecorder(memory: memory)
+            if flight == nil, memory.configuration.ringCapacity > 0 {
+                report("perf: cannot allocate the flight recorder; running without it (Perf.recentSpans() is nil)")
+            }
+            let recorder = SpanRecorder(histograms: histograms, pipeline: pipeline, clock: clock, flightRecorder: flight)
             return PerfRuntime(
                 configuration: configuration, recorder: recorder, histograms: histograms, clock: clock,
                 sessionID: info.id, directory: directory, ledger: ledger, session: session, notifier: notifier)
@@ -119,7 +125,12 @@ final class PerfRuntime: Sendable {
         } catch {
             report("perf: session journal unavailable, crashes will not be explained: \(error)")
         }
-        let built = runtime(memory: memory, directory: directory, ledger: ledger, session: session)
+        guard let built = runtime(memory: memory, directory: directory, ledger: ledger, session: session) else {
+            // Nothing was published: close what was opened, as a clean end would.
+            session?.end()
+            ledger.close()
+            return nil
+        }
         built.operations.recovered(recoveredSessions)
         if let session { built.recorder.addObserver(session) }
         pipeline.addSink(LedgerRecordSink(writer: ledger, sessionID: info.id), mode: .inline)
@@ -158,8 +169,10 @@ final class PerfRuntime: Sendable {
     }
 
     /// Span memory in anonymous pages: the configured size, else 1 MiB when the address space
-    /// cannot be had.
-    static func anonymousMemory(_ configuration: Perf.Configuration, clock: any PerfClock) -> SpanMemory {
+    /// cannot be had, else nil after one message on `report`.
+    static func anonymousMemory(
+        _ configuration: Perf.Configuration, clock: any PerfClock, report: (String) -> Void
+    ) -> SpanMemory? {
         var sizes = spanMemoryConfiguration(configuration)
         if let memory = try? SpanMemory.anonymous(
             sizes, anchorMonotonicNanos: clock.monotonicNanos(), anchorWallNanos: clock.wallNanos())
@@ -173,7 +186,8 @@ final class PerfRuntime: Sendable {
             return try SpanMemory.anonymous(
                 sizes, anchorMonotonicNanos: clock.monotonicNanos(), anchorWallNanos: clock.wallNanos())
         } catch {
-            fatalError("perf: cannot map 1 MiB of anonymous memory for span histograms: \(error)")
+            report("perf: cannot map 1 MiB of anonymous memory for span histograms (\(error)); Perf is not installed")
+            return nil
         }
     }
 

@@ -34,7 +34,9 @@ public final class HistogramRegistry: Sendable {
     nonisolated(unsafe) private let arena: UnsafeMutableRawPointer
     private let dynamicHistograms = Mutex<[String: LatencyHistogram]>([:])
 
-    /// Creates an empty registry over anonymous memory.
+    /// Creates an empty registry over anonymous memory. Traps when the address space cannot be
+    /// had: for tests and benchmarks; `Perf.install` never calls it (it maps its own memory and
+    /// reports a failure instead).
     ///
     /// - Parameter capacity: How many distinct static names it can hold; rounded up to a power of
     ///   two, at least 1 and at most 2^20.

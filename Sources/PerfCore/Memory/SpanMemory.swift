@@ -94,6 +94,9 @@ public final class SpanMemory: @unchecked Sendable {
         anchorWallNanos: UInt64 = perf_realtime_ns()
     ) throws(SpanMemoryError) -> SpanMemory {
         let sizes = configuration.normalized
+        guard !AllocationFaults.fails(.anonymousMapping) else {
+            throw SpanMemoryError(path: nil, operation: "mmap", errno: ENOMEM)
+        }
         let mapped = mmap(nil, sizes.bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
         guard let mapped, mapped != MAP_FAILED else {
             throw SpanMemoryError(path: nil, operation: "mmap", errno: errno)
@@ -132,6 +135,7 @@ public final class SpanMemory: @unchecked Sendable {
         }
         let reserved = perf_fallocate(fd, Int64(sizes.bytes))
         guard reserved == 0 else { throw fail("fallocate", reserved) }
+        guard !AllocationFaults.fails(.fileMapping) else { throw fail("mmap", ENOMEM) }
         let mapped = mmap(nil, sizes.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
         guard let mapped, mapped != MAP_FAILED else { throw fail("mmap", errno) }
         let memory = SpanMemory(path: path, configuration: sizes, base: mapped)

@@ -6,14 +6,14 @@ import Glibc
 /// and exit.
 ///
 /// Every span end writes one slot: plain stores under a per-slot sequence number and a check
-/// word (a thread takes tickets from the shared head in blocks of up to 16, so two threads
+/// word (a thread takes tickets from the shared head in blocks of up to 64, so two threads
 /// rarely touch one cache line). Recording allocates nothing and takes no lock; the oldest entry
 /// is overwritten when the ring is full. ``snapshot()`` copies the whole entries out, skipping a
 /// slot that is being written at that instant or whose check word does not match (two writers
 /// in one slot, when one was descheduled for a whole lap of the ring), and never blocks a writer.
 ///
 /// ```swift
-/// let flight = FlightRecorder(capacity: 4096)
+/// let flight = FlightRecorder(capacity: 4096)!
 /// let recorder = SpanRecorder(histograms: registry, pipeline: pipeline, flightRecorder: flight)
 /// // … spans end …
 /// let recent = flight.snapshot()   // oldest first
@@ -40,7 +40,7 @@ public final class FlightRecorder: @unchecked Sendable {
         /// Whole entries, oldest first.
         public var entries: [Entry]
         /// Tickets handed out since the ring was made: the spans recorded, plus up to one block
-        /// (≤ 16) per thread taken but not used yet. The ring keeps the newest entries.
+        /// (≤ 64) per thread taken but not used yet. The ring keeps the newest entries.
         public var recorded: UInt64
 
         /// Creates a snapshot.
@@ -59,12 +59,12 @@ public final class FlightRecorder: @unchecked Sendable {
     public let memory: SpanMemory?
 
     /// Makes a ring of `capacity` slots in process memory, rounded up to a power of two (at least
-    /// 1, at most 2^20).
-    public init(capacity: Int) {
+    /// 1, at most 2^20); nil when the memory cannot be allocated.
+    public init?(capacity: Int) {
         var slots = 1
         while slots < min(max(capacity, 1), 1 << 20) { slots <<= 1 }
-        guard let ring = perf_flight_ring_create(UInt64(slots)) else {
-            fatalError("FlightRecorder: cannot allocate \(slots) slots")
+        guard !AllocationFaults.fails(.flightRing), let ring = perf_flight_ring_create(UInt64(slots)) else {
+            return nil
         }
         self.capacity = slots
         self.ring = ring
@@ -72,9 +72,10 @@ public final class FlightRecorder: @unchecked Sendable {
     }
 
     /// Makes a ring over the slots of `memory` (its configured ring capacity), so that a reader of
-    /// a crashed process's memory finds its last spans; nil when the memory has no ring.
+    /// a crashed process's memory finds its last spans; nil when the memory has no ring or the
+    /// ring's bookkeeping cannot be allocated.
     public init?(memory: SpanMemory) {
-        guard let slots = memory.ringSlots,
+        guard !AllocationFaults.fails(.flightRing), let slots = memory.ringSlots,
             let ring = perf_flight_ring_create_over(slots, UInt64(memory.configuration.ringCapacity))
         else { return nil }
         self.capacity = memory.configuration.ringCapacity
