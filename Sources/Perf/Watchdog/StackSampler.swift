@@ -175,12 +175,18 @@ struct Symbolicator {
 enum StackAnalysis {
     /// Frames of the last sample that appear (by function) in every sample, innermost first, and
     /// the innermost of them that is the program's own code: not a system frame, not compiler
-    /// glue (thunks, `partial apply` forwarders, outlined copies).
+    /// glue (thunks, `partial apply` forwarders, outlined copies). When some samples hold the
+    /// program's code and others none, only the former count: a sample that caught the thread
+    /// outside the program (back in the dispatch worker loop as the block returned, or a walk cut
+    /// short) says nothing about where it was stuck, and would empty the intersection (a release
+    /// CI run lost the blocking function that way while its culprit was right).
     static func stuckFrames(_ samples: [[Perf.HangWatchdog.Frame]]) -> (
         stuck: [Perf.HangWatchdog.Frame], culprit: Perf.HangWatchdog.Frame?
     ) {
-        guard let last = samples.last else { return ([], nil) }
-        let others = samples.dropLast().map { Set($0.map(key)) }
+        let withProgram = samples.filter { $0.contains(where: isProgramCode) }
+        let compared = withProgram.isEmpty ? samples : withProgram
+        guard let last = compared.last else { return ([], nil) }
+        let others = compared.dropLast().map { Set($0.map(key)) }
         let stuck = last.filter { frame in others.allSatisfy { $0.contains(key(frame)) } }
         if let culprit = stuck.first(where: isProgramCode) { return (stuck, culprit) }
         // One sample that missed the program's frames (a thread caught between two calls, a walk
