@@ -39,7 +39,7 @@ enum ClockBenchmarks {
                 baselineMedian: fast.baseline.median, baselineP99: fast.baseline.p99,
                 ratio: fast.subject.median / fast.baseline.median,
                 note: "perf_fast_ns(), what spans read; span clock: \(source), "
-                    + "largest rebase step so far \(SpanClock.shared.largestStepNanos) ns"))
+                    + "largest offset slewed out so far \(SpanClock.shared.largestOffsetNanos) ns"))
 
         let forced = SpanClock(host: SpanClockHost.system)
         forced.forceMonotonic(reason: "forced by perf-bench")

@@ -2,6 +2,7 @@
 // calibration's decisions from fed pairs, and 10,000 spans of known length against CLOCK_MONOTONIC.
 import CPerfShims
 import PerfCore
+import PerfTestSupport
 import Testing
 
 /// The reason the TSC path cannot be tested here, or `nil` when it can.
@@ -81,8 +82,8 @@ private let eligibleCPUInfo = """
         expectReadsMonotonic(clock)
     }
 
-    /// Fed pairs at exactly 3 ticks per ns: enabled after the first interval, rebased on each
-    /// re-check without a step, and back to CLOCK_MONOTONIC when the ratio moves 0.1 %.
+    /// Fed pairs at exactly 3 ticks per ns: enabled after the first interval, re-checked without an
+    /// offset, and back to CLOCK_MONOTONIC when the ratio moves 0.1 %.
     @Test func calibratesRebasesAndFallsBackOnDrift() {
         let clock = SpanClock(host: host(), minimumIntervalNanos: 500_000_000, maximumDrift: 5e-4)
         let anchor: (tsc: UInt64, mono: UInt64) = (tsc: 10_000_000_000, mono: 5_000_000_000)
@@ -94,17 +95,19 @@ private let eligibleCPUInfo = """
 
         clock.recheck(now: (tsc: anchor.tsc + 6_000_000_000, mono: anchor.mono + 2_000_000_000))
         #expect(clock.source == .tsc)
-        #expect(abs(clock.largestStepNanos) <= 1)
+        #expect(abs(clock.largestOffsetNanos) <= 1)
+        let published = clock.state.pointee
 
         // A re-check 10 µs later whose pair is off by 1 µs (10 %) is too soon to judge: ignored.
         clock.recheck(now: (tsc: anchor.tsc + 6_000_030_000, mono: anchor.mono + 2_000_011_000))
         #expect(clock.source == .tsc)
-        #expect(clock.state.pointee.base_mono == anchor.mono + 2_000_000_000)
+        #expect(clock.state.pointee.base_mono == published.base_mono)
+        #expect(clock.state.pointee.mult == published.mult)
 
         // 0.04 % slower over the next second: within the drift allowed, so it stays on.
         clock.recheck(now: (tsc: anchor.tsc + 9_000_000_000, mono: anchor.mono + 3_000_400_000))
         #expect(clock.source == .tsc)
-        #expect(clock.largestStepNanos == 400_000)
+        #expect(abs(clock.largestOffsetNanos - 400_000) <= 2, "offset \(clock.largestOffsetNanos) ns")
 
         // 0.1 % over the next: fall back, then recalibrate from that pair.
         clock.recheck(now: (tsc: anchor.tsc + 12_000_000_000, mono: anchor.mono + 4_001_400_000))
@@ -116,6 +119,67 @@ private let eligibleCPUInfo = """
         expectReadsMonotonic(clock)
         clock.recheck(now: (tsc: anchor.tsc + 15_000_000_000, mono: anchor.mono + 5_002_400_000))
         #expect(clock.source == .tsc)
+    }
+
+    /// Seeded pairs off by up to ±50 µs (a loaded calibrator) and up to 400 ns wide: no re-check
+    /// moves the clock backwards at any TSC reading after its pair's, the switch from
+    /// CLOCK_MONOTONIC starts at or after the pair's later read, and every rate stays within
+    /// ``SpanClock/maximumSlew`` of the measured ratio. (Rebasing onto each pair, as the first
+    /// version did, stepped back by the pair's error, and the reliability soak lost the lines of
+    /// spans with a budget of 0 that measured 0 ns across a re-check.)
+    @Test func rechecksNeverStepBackwards() {
+        let seed = SeededRandom.makeSeed()
+        var random = SeededRandom(seed: seed)
+        let clock = SpanClock(host: host(), minimumIntervalNanos: 500_000_000)
+        var tsc: UInt64 = 10_000_000_000
+        var mono: UInt64 = 5_000_000_000
+        clock.start(anchor: (tsc, mono))
+        for round in 0..<200 {
+            // 1 s at 2.5 ticks per ns, the pair read up to 50 µs off (either way).
+            tsc += 2_500_000_000
+            mono += 1_000_000_000
+            let error = Int64(random.next() % 100_001) - 50_000
+            let width = random.next() % 400
+            let pair = (tsc: tsc, mono: UInt64(Int64(mono) + error))
+            let before = clock.state.pointee
+            clock.recheck(now: pair, width: width)
+            let after = clock.state.pointee
+            #expect(clock.source == .tsc, "seed \(seed) round \(round): \(clock.source)")
+            guard before.mult != 0 else {
+                let start = perf_fast_ns_convert(pair.tsc, after.mult, after.shift, after.base_tsc, after.base_mono)
+                #expect(start >= pair.mono + (width + 1) / 2, "seed \(seed): switched to the TSC at \(start)")
+                continue
+            }
+            for ahead: UInt64 in [0, 1, 100, 10_000, 2_500_000] {
+                let old = perf_fast_ns_convert(pair.tsc, before.mult, before.shift, before.base_tsc, before.base_mono)
+                let new = perf_fast_ns_convert(
+                    pair.tsc + ahead, after.mult, after.shift, after.base_tsc, after.base_mono)
+                #expect(new >= old, "seed \(seed) round \(round): \(ahead) ticks on, \(new) < \(old)")
+            }
+            let rate = Double(after.mult) / Double(UInt64(1) << after.shift)
+            let ratio = clock.nanosPerTick ?? 0
+            #expect(abs(rate / ratio - 1) <= SpanClock.maximumSlew + 1e-9, "seed \(seed) round \(round): rate \(rate)")
+        }
+        #expect(abs(clock.largestOffsetNanos) > 0)
+    }
+
+    /// An offset found at a re-check is gone one interval later (slewed, not stepped).
+    @Test func anOffsetIsSlewedOutOverOneInterval() {
+        let clock = SpanClock(host: host(), minimumIntervalNanos: 500_000_000)
+        clock.start(anchor: (tsc: 10_000_000_000, mono: 5_000_000_000))
+        clock.recheck(now: (tsc: 12_000_000_000, mono: 6_000_000_000))
+        clock.recheck(now: (tsc: 14_000_000_000, mono: 7_000_005_000))
+        let offset = { (tsc: UInt64, mono: UInt64) -> Int64 in
+            let state = clock.state.pointee
+            return Int64(mono) - Int64(perf_fast_ns_convert(tsc, state.mult, state.shift, state.base_tsc, state.base_mono))
+        }
+        // The clock continued from its own reading, 5 µs behind this pair's, and runs fast enough to
+        // meet the long-term ratio's line through the pair one interval later.
+        #expect(abs(offset(14_000_000_000, 7_000_005_000) - 5_000) <= 2)
+        let ratio = clock.nanosPerTick ?? 0
+        let predicted = 7_000_005_000 + UInt64((2e9 * ratio).rounded())
+        #expect(abs(offset(16_000_000_000, predicted)) <= 2, "ratio \(ratio)")
+        #expect(clock.largestOffsetNanos == 5_000)
     }
 
     @Test func backwardsPairsFallBack() {

@@ -61,6 +61,16 @@ static inline uint64_t perf_fast_clock_monotonic_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/// `tsc` on the CLOCK_MONOTONIC timeline under one set of parameters (`mult` != 0).
+static inline uint64_t perf_fast_ns_convert(uint64_t tsc, uint64_t mult, uint64_t shift, uint64_t base_tsc,
+                                            uint64_t base_mono) {
+    if (__builtin_expect(tsc >= base_tsc, 1)) {
+        return base_mono + (uint64_t)(((unsigned __int128)(tsc - base_tsc) * mult) >> shift);
+    }
+    // Read on a CPU a few cycles behind the calibrator's: scale backwards.
+    return base_mono - (uint64_t)(((unsigned __int128)(base_tsc - tsc) * mult) >> shift);
+}
+
 /// Nanoseconds on the CLOCK_MONOTONIC timeline from `clock`: the scaled TSC when enabled, else
 /// clock_gettime(CLOCK_MONOTONIC).
 static inline uint64_t perf_fast_ns_from(const perf_fast_clock *clock) {
@@ -75,11 +85,7 @@ static inline uint64_t perf_fast_ns_from(const perf_fast_clock *clock) {
         uint64_t tsc = perf_rdtsc();
         __atomic_thread_fence(__ATOMIC_ACQUIRE);
         if ((seq & 1) != 0 || __atomic_load_n(&clock->seq, __ATOMIC_RELAXED) != seq) continue;
-        if (__builtin_expect(tsc >= base_tsc, 1)) {
-            return base_mono + (uint64_t)(((unsigned __int128)(tsc - base_tsc) * mult) >> shift);
-        }
-        // Read on a CPU a few cycles behind the calibrator's: scale backwards.
-        return base_mono - (uint64_t)(((unsigned __int128)(base_tsc - tsc) * mult) >> shift);
+        return perf_fast_ns_convert(tsc, mult, shift, base_tsc, base_mono);
     }
 #endif
     (void)clock;

@@ -30,10 +30,16 @@ public enum SpanClockSource: Sendable, Equatable, CustomStringConvertible {
 /// At ``start(recheckIntervalSeconds:)`` it checks eligibility (clocksource `tsc`, CPU flags
 /// `constant_tsc` and `nonstop_tsc`, `PERF_CLOCK` not `monotonic`) and takes a tight
 /// (TSC, CLOCK_MONOTONIC) pair. Readers keep getting CLOCK_MONOTONIC until a re-check at least
-/// `minimumIntervalNanos` later has measured the ratio; from then on every re-check rebases onto a
-/// fresh pair with the long-term ratio (the step it makes is the ratio's error over one interval)
-/// and falls back to CLOCK_MONOTONIC, recalibrating from scratch, if the ratio over the last
-/// interval strays more than `maximumDrift` from the published one.
+/// `minimumIntervalNanos` later has measured the ratio; from then on every re-check measures the
+/// offset between the span clock and CLOCK_MONOTONIC and slews it out over the next interval
+/// (a rate change of at most ``maximumSlew``), and falls back to CLOCK_MONOTONIC, recalibrating from
+/// scratch, if the ratio over the last interval strays more than `maximumDrift` from the long-term one.
+///
+/// The span clock never steps backwards: a re-check continues from the value the old parameters
+/// give at its pair's TSC reading, and the switch from CLOCK_MONOTONIC starts no earlier than the
+/// latest CLOCK_MONOTONIC read of its pair. (Rebasing straight onto each fresh pair stepped the clock
+/// back by the pair's error, tens of ns: a span straddling a re-check measured 0 ns, and a span with
+/// a budget of 0 went unrecorded.)
 public final class SpanClock: @unchecked Sendable {
     // @unchecked: `state` points at C memory written only by perf_fast_clock_publish under
     // `calibration`'s lock and read through the C sequence lock.
@@ -53,10 +59,10 @@ public final class SpanClock: @unchecked Sendable {
     private struct Calibration {
         var started = false
         var source = SpanClockSource.calibrating(reason: "not started")
-        var anchor: (tsc: UInt64, mono: UInt64)?
-        var last: (tsc: UInt64, mono: UInt64)?
+        var anchor: (tsc: UInt64, mono: UInt64, width: UInt64)?
+        var last: (tsc: UInt64, mono: UInt64, width: UInt64)?
         var nanosPerTick: Double?
-        var largestStepNanos: Int64 = 0
+        var largestOffsetNanos: Int64 = 0
         var timer: (any DispatchSourceTimer)?
     }
     private let calibration = Mutex(Calibration())
@@ -96,8 +102,13 @@ public final class SpanClock: @unchecked Sendable {
     /// The nanoseconds per TSC tick in use, once calibrated.
     public var nanosPerTick: Double? { calibration.withLock { $0.nanosPerTick } }
 
-    /// The largest jump (either sign) a re-check's rebase has made, in ns.
-    public var largestStepNanos: Int64 { calibration.withLock { $0.largestStepNanos } }
+    /// The largest offset (either sign; positive: the span clock was behind) between the span clock
+    /// and CLOCK_MONOTONIC that a re-check found and slewed out, in ns.
+    public var largestOffsetNanos: Int64 { calibration.withLock { $0.largestOffsetNanos } }
+
+    /// The largest change of rate a re-check makes to slew an offset out: 100 ppm, a tenth of the
+    /// 0.1 % that span durations must agree with CLOCK_MONOTONIC within.
+    public static let maximumSlew = 1e-4
 
     /// Checks eligibility, takes the first pair and, given an interval, re-checks on a utility
     /// queue that often (never a host thread). Later calls do nothing.
@@ -120,16 +131,18 @@ public final class SpanClock: @unchecked Sendable {
     }
 
     /// Tests: starts without a timer from a given first pair, so re-checks can be fed pairs.
-    package func start(anchor: (tsc: UInt64, mono: UInt64)) {
+    package func start(anchor: (tsc: UInt64, mono: UInt64), width: UInt64 = 0) {
         calibration.withLock { calibration in
             calibration.started = true
-            begin(&calibration, recheckIntervalSeconds: nil, reason: "first interval", anchor: anchor)
+            begin(
+                &calibration, recheckIntervalSeconds: nil, reason: "first interval",
+                anchor: (anchor.tsc, anchor.mono, width))
         }
     }
 
     private func begin(
         _ calibration: inout Calibration, recheckIntervalSeconds: Int?, reason: String,
-        anchor: (tsc: UInt64, mono: UInt64)? = nil
+        anchor: (tsc: UInt64, mono: UInt64, width: UInt64)? = nil
     ) {
         if let ineligible = host.ineligibility() {
             calibration.source = .monotonic(reason: ineligible)
@@ -161,11 +174,17 @@ public final class SpanClock: @unchecked Sendable {
     }
 
     /// One calibration step: enable, rebase, or fall back. The timer calls it; tests may too.
-    public func recheck() { recheck(now: Self.pair()) }
+    /// The pair is read under the calibration lock: two re-checks at once (the timer and a
+    /// ``calibrateNow()``) would otherwise step with pairs out of order and read it as time going
+    /// backwards.
+    public func recheck() {
+        calibration.withLock { step(&$0, now: Self.pair()) }
+    }
 
-    /// One calibration step from a given (TSC, CLOCK_MONOTONIC) pair (tests feed their own).
-    package func recheck(now: (tsc: UInt64, mono: UInt64)) {
-        calibration.withLock { step(&$0, now: now) }
+    /// One calibration step from a given (TSC, CLOCK_MONOTONIC) pair whose two CLOCK_MONOTONIC reads
+    /// were `width` ns apart (tests feed their own).
+    package func recheck(now: (tsc: UInt64, mono: UInt64), width: UInt64 = 0) {
+        calibration.withLock { step(&$0, now: (now.tsc, now.mono, width)) }
     }
 
     /// Waits (sleeping) until the first interval has passed and re-checks: for benchmarks and
@@ -184,7 +203,7 @@ public final class SpanClock: @unchecked Sendable {
         recheck()
     }
 
-    private func step(_ calibration: inout Calibration, now: (tsc: UInt64, mono: UInt64)) {
+    private func step(_ calibration: inout Calibration, now: (tsc: UInt64, mono: UInt64, width: UInt64)) {
         guard calibration.started, let anchor = calibration.anchor else { return }
         if case .monotonic = calibration.source { return }
         guard now.tsc > anchor.tsc, now.mono > anchor.mono else {
@@ -206,26 +225,40 @@ public final class SpanClock: @unchecked Sendable {
                     reason: "ratio moved \(Int((interval / ratio - 1) * 1e6)) ppm")
                 return
             }
-            let predicted = Int64(bitPattern: last.mono) + Int64((Double(now.tsc - last.tsc) * ratio).rounded())
-            let step = Int64(bitPattern: now.mono) - predicted
-            if abs(step) > abs(calibration.largestStepNanos) { calibration.largestStepNanos = step }
         } else if now.mono - anchor.mono < minimumIntervalNanos {
             return
         }
         let ratio = Double(now.mono - anchor.mono) / Double(now.tsc - anchor.tsc)
-        let mult = (ratio * Double(UInt64(1) << Self.shift)).rounded()
-        guard mult >= 1, mult < Double(UInt64(1) << 40) else {
+        guard ratio * Double(UInt64(1) << Self.shift) >= 1, ratio < Double(UInt64(1) << 8) else {
             fallBack(&calibration, now: now, reason: "implausible ratio \(ratio) ns per tick")
             return
+        }
+        let published = state.pointee
+        let base: UInt64
+        var rate = ratio
+        if published.mult != 0, let last = calibration.last {
+            // Continue from where the published conversion stands at this pair's TSC reading, and
+            // aim the rate at CLOCK_MONOTONIC one interval from now.
+            base = perf_fast_ns_convert(
+                now.tsc, published.mult, published.shift, published.base_tsc, published.base_mono)
+            let offset = Int64(bitPattern: now.mono &- base)
+            if abs(offset) > abs(calibration.largestOffsetNanos) { calibration.largestOffsetNanos = offset }
+            let horizon = Double(max(now.mono - last.mono, minimumIntervalNanos))
+            rate = ratio * (1 + min(max(Double(offset) / horizon, -Self.maximumSlew), Self.maximumSlew))
+        } else {
+            // From CLOCK_MONOTONIC: start at the pair's later read, so no earlier read is ahead.
+            base = now.mono &+ (now.width + 1) / 2
         }
         calibration.nanosPerTick = ratio
         calibration.last = now
         calibration.source = .tsc
-        perf_fast_clock_publish(state, UInt64(mult), Self.shift, now.tsc, now.mono)
+        perf_fast_clock_publish(state, UInt64((rate * Double(UInt64(1) << Self.shift)).rounded()), Self.shift, now.tsc, base)
     }
 
     /// Back to CLOCK_MONOTONIC, and calibrate again from this pair.
-    private func fallBack(_ calibration: inout Calibration, now: (tsc: UInt64, mono: UInt64), reason: String) {
+    private func fallBack(
+        _ calibration: inout Calibration, now: (tsc: UInt64, mono: UInt64, width: UInt64), reason: String
+    ) {
         perf_fast_clock_publish(state, 0, 0, 0, 0)
         calibration.anchor = now
         calibration.last = nil
@@ -233,11 +266,11 @@ public final class SpanClock: @unchecked Sendable {
         calibration.source = .calibrating(reason: reason)
     }
 
-    /// A (TSC, CLOCK_MONOTONIC) pair, the narrowest of 16 tries.
-    static func pair() -> (tsc: UInt64, mono: UInt64) {
+    /// A (TSC, CLOCK_MONOTONIC) pair, the narrowest of 16 tries, with its width.
+    static func pair() -> (tsc: UInt64, mono: UInt64, width: UInt64) {
         var tsc: UInt64 = 0
         var mono: UInt64 = 0
-        _ = perf_fast_clock_pair(16, &tsc, &mono)
-        return (tsc, mono)
+        let width = perf_fast_clock_pair(16, &tsc, &mono)
+        return (tsc, mono, width)
     }
 }
