@@ -35,7 +35,7 @@ extension SpanRecorder {
         let now = monotonicNanos()
         let closed = registry.withLock { registry -> ClosedSpan? in
             guard let span = registry.remove(key: key) else { return nil }
-            let elapsed = now >= span.startNanos ? now - span.startNanos : 0
+            let elapsed = elapsed(from: span.startNanos, to: now)
             histograms.record(span.name, nanos: elapsed, site: span.site)
             return close(
                 span, observers: registry.observers, exit: exit, elapsed: elapsed, reason: reason, detail: detail,

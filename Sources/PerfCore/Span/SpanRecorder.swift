@@ -69,6 +69,16 @@ public final class SpanRecorder: Sendable {
         readsSystemClock ? perf_fast_ns() : clock.monotonicNanos()
     }
 
+    /// A span's length from its two clock reads: at least 1 ns on the system clock. Its TSC path
+    /// converts two reads a tick apart to the same nanosecond, and AMD parts return such pairs for
+    /// about 2 % of back-to-back reads, so a span as short as `begin(…).end()` measured 0 ns and a
+    /// budget of 0 ("record every span") went unrecorded. Every span takes some time. A test's
+    /// manual clock keeps its exact difference.
+    @inlinable @inline(__always)
+    func elapsed(from start: UInt64, to now: UInt64) -> UInt64 {
+        now > start ? now - start : (readsSystemClock ? 1 : 0)
+    }
+
     /// Begins a span.
     ///
     /// - Parameters:
@@ -116,7 +126,7 @@ public final class SpanRecorder: Sendable {
         _ token: SpanToken, exit: SpanExit, reason: String?, detail: String?, count: Int?, probes: Bool
     ) {
         let now = monotonicNanos()
-        let elapsed = now >= token.startNanos ? now - token.startNanos : 0
+        let elapsed = elapsed(from: token.startNanos, to: now)
         guard token.id == 0 else {
             endRegistered(token, elapsed: elapsed, exit: exit, reason: reason, detail: detail, count: count)
             return
