@@ -12,7 +12,8 @@
 // RLIMIT_NOFILE is filled but one, so its second concurrent accept fails with EMFILE; SIGUSR1 closes
 // the fillers (anything else in the process, a lazily made Dispatch timer descriptor say, may take
 // the one free number for good, so the test frees descriptors itself rather than rely on the
-// endpoint's own closing). `readTimeoutMs=<ms>` shortens the endpoint's read deadline.
+// endpoint's own closing) and prints `released <count>`. `readTimeoutMs=<ms>` shortens the endpoint's
+// read deadline.
 import Foundation
 import Glibc
 import Perf
@@ -75,6 +76,7 @@ enum MetricsEndpointChild {
                 if fillersOpen, releaseFillers.load(ordering: .relaxed) {
                     for fd in fillers { close(fd) }
                     fillersOpen = false
+                    WatchdogCrashChild.emit("released \(fillers.count)")
                 }
                 Perf.begin("metrics.tick", slowMs: 0).end()
                 usleep(100_000)  // the workload's pace, not a synchronisation

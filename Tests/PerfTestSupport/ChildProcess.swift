@@ -69,6 +69,17 @@ public final class ChildProcess {
         if let standardErrorPath {
             posix_spawn_file_actions_addopen(&actions, 2, standardErrorPath, O_WRONLY | O_APPEND, 0)
         }
+        // A child starts with no signal blocked, as a program started from a shell does. Without
+        // this it inherits the spawning thread's mask, and the test runner's Dispatch workers
+        // block most signals (SIGUSR1, SIGTERM, …): a child's handler for them never ran, and a
+        // test that signalled its child waited for nothing.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         let variables = environment.map { $0.map { strdup("\($0.key)=\($0.value)") } + [nil] }
@@ -76,8 +87,8 @@ public final class ChildProcess {
         var child: pid_t = 0
         func spawn(_ envp: UnsafePointer<UnsafeMutablePointer<CChar>?>) -> Int32 {
             executable.contains("/")
-                ? posix_spawn(&child, executable, &actions, nil, argv, envp)
-                : posix_spawnp(&child, executable, &actions, nil, argv, envp)
+                ? posix_spawn(&child, executable, &actions, &attributes, argv, envp)
+                : posix_spawnp(&child, executable, &actions, &attributes, argv, envp)
         }
         let spawned = variables.map { $0.withUnsafeBufferPointer { spawn($0.baseAddress!) } } ?? spawn(environ)
         close(output[1])

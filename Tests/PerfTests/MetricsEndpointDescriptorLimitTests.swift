@@ -18,6 +18,22 @@ import Testing
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
+    /// Each thread of `pid` as `name:state:wchan`, and the count of its open descriptors: what a
+    /// failure message needs to say where the child was stuck.
+    static func threads(_ pid: pid_t) -> String {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        let described = tasks.sorted().map { tid -> String in
+            let stat = EndpointDescriptors.readWhole("/proc/\(pid)/task/\(tid)/stat")
+            let name = EndpointDescriptors.readWhole("/proc/\(pid)/task/\(tid)/comm")
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            let state = stat.lastIndex(of: ")").map { String(stat[stat.index($0, offsetBy: 2)]) } ?? "?"
+            let wchan = EndpointDescriptors.readWhole("/proc/\(pid)/task/\(tid)/wchan")
+            return "\(name):\(state):\(wchan)"
+        }
+        let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd"))?.count ?? -1
+        return described.joined(separator: ", ") + "; \(descriptors) descriptors open"
+    }
+
     @Test func outOfDescriptorsTheEndpointWaitsInsteadOfSpinningAndRecovers() throws {
         let directory = try TemporaryDirectory("metrics-emfile")
         defer { directory.remove() }
@@ -39,8 +55,18 @@ import Testing
         // EMFILE, accepts the waiting clients again; each is answered (408) or closed at its
         // deadline, and then a scrape is served.
         child.send(SIGUSR1)
-        for connection in idle { #expect(connection.readToEnd(timeoutSeconds: 10).ending != .timedOut) }
-        let response = try #require(try LoopbackHTTP.request(port: port, timeoutSeconds: 10))
+        // The child says when its fillers are closed: a failure below is then the endpoint's.
+        try #require(
+            child.readLines(until: { $0.hasPrefix("released ") }, timeoutSeconds: 20) != nil,
+            "the child never closed its fillers; its threads: \(Self.threads(child.pid))")
+        for (index, connection) in idle.enumerated() {
+            #expect(
+                connection.readToEnd(timeoutSeconds: 10).ending != .timedOut,
+                "client \(index) got no answer; the child's threads: \(Self.threads(child.pid))")
+        }
+        let response = try #require(
+            try LoopbackHTTP.request(port: port, timeoutSeconds: 10),
+            "no scrape served; the child's threads: \(Self.threads(child.pid))")
         #expect(response.status == 200 && response.text.contains("perf_span_duration_seconds_bucket"))
         child.closeStandardInput()
         #expect(ChildProcess.exitCode(child.wait()) == 0)
