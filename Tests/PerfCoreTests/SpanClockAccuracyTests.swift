@@ -14,28 +14,40 @@ import Testing
     /// in the same order as at begin, so the read costs cancel (a debug build's call layers
     /// through the recorder would not: they alone are ~0.5 % of 50 µs). The sums must agree
     /// within 0.1 %.
+    ///
+    /// A span whose CLOCK_MONOTONIC and span-clock reads were not next to each other (the thread
+    /// was preempted between them, 2 µs or more) is left out, and at least 90 % must be kept: one
+    /// millisecond-long preemption of a ThreadSanitizer run on a busy machine, landing between the
+    /// two reads, was 0.18 % of the 0.5 s total and failed a clean-clone CI run.
     @Test(.enabled(if: spanClockIneligibility == nil, "the TSC is not eligible on this host"))
     func tenThousandSpansAgreeWithCLOCKMONOTONICWithinATenthOfAPercent() throws {
         _ = SpanRecorder(histograms: HistogramRegistry(), pipeline: RecordPipeline())
         SpanClock.shared.calibrateNow()
         try #require(SpanClock.shared.source == .tsc, "span clock: \(SpanClock.shared.source)")
         let spans = 10_000
+        let adjacent: UInt64 = 2_000
+        var kept = 0
         var monotonicTotal: UInt64 = 0
         var spanTotal: UInt64 = 0
         for _ in 0..<spans {
             let start = perf_monotonic_ns()
             let spanStart = perf_fast_ns()
-            var now = perf_monotonic_ns()
+            let afterStart = perf_monotonic_ns()
+            var now = afterStart
             while now - start < 50_000 { now = perf_monotonic_ns() }
             let spanEnd = perf_fast_ns()
+            let afterEnd = perf_monotonic_ns()
+            guard afterStart - start < adjacent, afterEnd - now < adjacent else { continue }
+            kept += 1
             monotonicTotal += now - start
             spanTotal += spanEnd >= spanStart ? spanEnd - spanStart : 0
         }
+        #expect(kept >= spans * 9 / 10, "only \(kept) of \(spans) spans had their reads side by side")
         let error = Double(spanTotal) / Double(monotonicTotal) - 1
-        print("span clock against CLOCK_MONOTONIC over \(spans) spans: \(error * 100) %")
+        print("span clock against CLOCK_MONOTONIC over \(kept) spans: \(error * 100) %")
         #expect(
             abs(error) <= 0.001,
-            "span clock \(spanTotal) ns against CLOCK_MONOTONIC \(monotonicTotal) ns: \(error * 100) %")
+            "span clock \(spanTotal) ns against CLOCK_MONOTONIC \(monotonicTotal) ns over \(kept) spans: \(error * 100) %")
     }
 
     /// A budget of 0 records every span, however short: `begin`/`end` back to back on the system
