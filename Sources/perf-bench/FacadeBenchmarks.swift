@@ -32,6 +32,7 @@ enum FacadeBenchmarks {
         SpanClock.shared.allowTSC()
         SpanClock.shared.calibrateNow()
         underBudgetSpanClock(context, batches: batches, iterations: iterations)
+        spanFloor(context, batches: batches, iterations: iterations)
         probeCost(context, batches: batches, iterations: iterations)
         try overBudget(context, directory: directory, count: context.scaled(20_000, quick: 5_000))
     }

@@ -37,5 +37,32 @@ enum SpanContentionBenchmarks {
                 ratio: two.median / single.median, target: "≤ 1.1× 1 thread", pass: two.median <= 1.1 * single.median,
                 note: "both threads end spans of one name into one registry and one ring at once",
                 samples: batches * 2))
+        control(context, batches: batches, iterations: iterations)
+    }
+
+    /// The machine's own 2-thread scaling, for the row above: a loop that touches no memory, from
+    /// one thread and then from two at once. Two threads with nothing to share should cost what
+    /// one does; where the two vCPUs share a physical core (or the hypervisor's time), this ratio
+    /// is above 1 too, and the span row cannot do better than it.
+    static func control(_ context: BenchContext, batches: Int, iterations: Int) {
+        @Sendable func mix(_ count: Int) {
+            var x = UInt64(truncatingIfNeeded: count) | 1
+            for _ in 0..<count {
+                for _ in 0..<8 { x = (x &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407) ^ (x >> 29) }
+            }
+            Bench.blackHole(x)
+        }
+        let single = Bench.perOp(batches: batches, iterations: iterations, mix)
+        let perThread = Bench.concurrently(threads: 2) { _ in Bench.perOp(batches: batches, iterations: iterations, mix) }
+        let two = Distribution(perThread.map(\.median))
+        context.add(
+            BenchRow(
+                group: "span", name: "control: register-only loop, 2 threads (median of thread medians)", unit: "ns/op",
+                median: two.median, p99: perThread.map(\.p99).max(), p999: perThread.map(\.p999).max(),
+                baseline: "the same from 1 thread (same run)", baselineMedian: single.median,
+                ratio: two.median / single.median,
+                note: "8 multiply-xor-shift steps per op, no memory: the machine's own cost of a second busy "
+                    + "thread, which the 2-thread row above cannot beat",
+                samples: batches * 2))
     }
 }
