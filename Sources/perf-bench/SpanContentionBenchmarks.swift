@@ -5,8 +5,10 @@
 import CPerfShims
 import Foundation
 import PerfCore
+import Synchronization
 
 enum SpanContentionBenchmarks {
+    private static let controlSink = Atomic<UInt64>(0)
     static func run(_ context: BenchContext, batches: Int, iterations: Int) {
         let histograms = HistogramRegistry()
         guard let flight = FlightRecorder(capacity: 4096) else { return }
@@ -50,7 +52,8 @@ enum SpanContentionBenchmarks {
             for _ in 0..<count {
                 for _ in 0..<8 { x = (x &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407) ^ (x >> 29) }
             }
-            Bench.blackHole(x)
+            // An atomic store: the optimiser deleted the loop when x only went to blackHole.
+            controlSink.store(x, ordering: .relaxed)
         }
         let single = Bench.perOp(batches: batches, iterations: iterations, mix)
         let perThread = Bench.concurrently(threads: 2) { _ in Bench.perOp(batches: batches, iterations: iterations, mix) }
