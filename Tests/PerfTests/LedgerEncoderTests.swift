@@ -23,6 +23,19 @@ import Testing
         #expect(String(decoding: bytes, as: UTF8.self) == text)
     }
 
+    /// The exponent-removing step on its own: signs, a capital E, no point, and text it must pass
+    /// through unchanged because the exponent is not one.
+    @Test(arguments: [
+        ("2.5e-05", "0.000025"), ("-1.5E+3", "-1500"), ("1e21", "1000000000000000000000"),
+        ("1.2345e2", "123.45"), ("5e-324", "0." + String(repeating: "0", count: 323) + "5"),
+        ("1e", "1e"), ("1e+", "1e+"), ("1ex", "1ex"), ("1e1234567", "1e1234567"), ("12.5", "12.5"),
+    ])
+    func plainDecimalFromADescription(_ description: String, _ text: String) {
+        var bytes: [UInt8] = []
+        LedgerEncoder.appendPlain(description, into: &bytes)
+        #expect(String(decoding: bytes, as: UTF8.self) == text)
+    }
+
     /// Whatever the magnitude, the plain text reads back as the same double and has no exponent.
     @Test func plainDecimalsRoundTripForRandomDoubles() {
         let seed = SeededRandom.makeSeed()
