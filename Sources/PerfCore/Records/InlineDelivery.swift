@@ -30,6 +30,8 @@ final class InlineDelivery: @unchecked Sendable {
     private var accepted: UInt64 = 0
     /// Records handed to the sink (delivered or failed).
     private var processed: UInt64 = 0
+    /// Threads in ``waitUntilProcessed(_:deadline:)``: a delivery wakes them only when there are any.
+    private var waiters = 0
     private let drainQueue = DispatchQueue(label: "perf.sink.inline-backlog")
 
     /// The default bound of a lane's backlog: records beyond it are dropped while the sink is busy.
@@ -77,12 +79,12 @@ final class InlineDelivery: @unchecked Sendable {
             } else if backlog[head].thread == thread {
                 next = takeHead()
             } else {
-                condition.broadcast()
+                wakeWaiters()
                 condition.unlock()
                 drainQueue.async { self.drain() }
                 return
             }
-            condition.broadcast()
+            wakeWaiters()
             condition.unlock()
         }
     }
@@ -92,10 +94,18 @@ final class InlineDelivery: @unchecked Sendable {
     func waitUntilProcessed(_ mark: UInt64, deadline: Date) -> Bool {
         condition.lock()
         defer { condition.unlock() }
+        waiters += 1
+        defer { waiters -= 1 }
         while processed < mark {
             if !condition.wait(until: deadline) { return processed >= mark }
         }
         return true
+    }
+
+    /// Wakes the threads waiting for `processed` to move, if any; the caller holds `condition`
+    /// (where `waiters` changes), so none can be missed.
+    private func wakeWaiters() {
+        if waiters > 0 { condition.broadcast() }
     }
 
     var acceptedCount: UInt64 {
@@ -117,7 +127,7 @@ final class InlineDelivery: @unchecked Sendable {
             receive(record)
             condition.lock()
             processed += 1
-            condition.broadcast()
+            wakeWaiters()
         }
         busy = false
         condition.unlock()

@@ -33,6 +33,8 @@ public final class RecordPipeline: Sendable {
 
     private let state = Mutex(State())
     private let transform = Mutex<(@Sendable (Record) -> Record?)?>(nil)
+    /// Whether a transform is set: emitting reads this flag, not the transform's lock, when none is.
+    private let hasTransform = Atomic<Bool>(false)
 
     /// Creates a pipeline with no sinks: records emitted now are numbered and discarded.
     public init() {}
@@ -65,7 +67,10 @@ public final class RecordPipeline: Sendable {
     /// registered span's begin/end pair delivers ``Record/stripped`` instead, so pairs never split.
     /// Pass `nil` to remove the hook.
     public func setTransform(_ transform: (@Sendable (Record) -> Record?)?) {
-        self.transform.withLock { $0 = transform }
+        self.transform.withLock {
+            $0 = transform
+            hasTransform.store(transform != nil, ordering: .releasing)
+        }
     }
 
     /// Numbers the record and delivers it to every sink.
@@ -151,7 +156,7 @@ public final class RecordPipeline: Sendable {
     public var emittedCount: UInt64 { state.withLock { $0.nextSequence - 1 } }
 
     private func transformed(_ record: Record) -> Record? {
-        guard let transform = transform.withLock({ $0 }) else { return record }
+        guard hasTransform.load(ordering: .acquiring), let transform = transform.withLock({ $0 }) else { return record }
         if let result = transform(record) { return result }
         return record.pairedSpanID == nil ? nil : record.stripped
     }
