@@ -3,27 +3,8 @@ import Foundation
 import PerfCore
 import Synchronization
 
-/// A buffered sink that blocks in `receive` until the test opens its gate.
-final class GatedSink: RecordSink {
-    private let gate = DispatchSemaphore(value: 0)
-    private let received = Mutex<[SequencedRecord]>([])
-    private let isOpen = Atomic<Bool>(false)
-
-    func receive(_ record: SequencedRecord) {
-        if !isOpen.load(ordering: .acquiring) {
-            gate.wait()
-            gate.signal()
-        }
-        received.withLock { $0.append(record) }
-    }
-
-    func open() {
-        isOpen.store(true, ordering: .releasing)
-        gate.signal()
-    }
-
-    var records: [SequencedRecord] { received.withLock { $0 } }
-}
+/// A sink that blocks in `receive` on every record until the test opens its gate.
+typealias GatedSink = StallingSink
 
 /// Fails every other record.
 final class FlakySink: RecordSink {

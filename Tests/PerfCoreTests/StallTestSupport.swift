@@ -14,7 +14,8 @@ final class StallingSink: RecordSink {
     /// Calls of `receive` now blocked on the gate.
     let stalled = Atomic<Int>(0)
 
-    init(stallsOn stalls: @escaping @Sendable (Record) -> Bool) { self.stalls = stalls }
+    /// Stalls on the records `stalls` picks; on every record by default.
+    init(stallsOn stalls: @escaping @Sendable (Record) -> Bool = { _ in true }) { self.stalls = stalls }
 
     func receive(_ record: SequencedRecord) {
         if stalls(record.record), !isOpen.load(ordering: .acquiring) {
