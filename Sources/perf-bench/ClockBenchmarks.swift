@@ -10,53 +10,41 @@ enum ClockBenchmarks {
         SpanClock.shared.calibrateNow()
         let source = SpanClock.shared.source
 
-        let rdtsc = Bench.alternating(batches: batches, iterations: iterations) { count in
-            monotonicReads(count)
-        } subject: { count in
-            var total: UInt64 = 0
-            for _ in 0..<count { total &+= perf_rdtsc() }
-            Bench.blackHole(total)
-        }
-        context.add(
-            BenchRow(
-                group: "clock", name: "rdtsc read", unit: "ns/op", median: rdtsc.subject.median,
-                p99: rdtsc.subject.p99, p999: rdtsc.subject.p999, baseline: "CLOCK_MONOTONIC read (same run)",
-                baselineMedian: rdtsc.baseline.median, baselineP99: rdtsc.baseline.p99,
-                ratio: rdtsc.subject.median / rdtsc.baseline.median,
-                note: perf_tsc_supported() != 0 ? "plain rdtsc, unscaled" : "no TSC on this architecture: reads 0"))
-
-        let fast = Bench.alternating(batches: batches, iterations: iterations) { count in
-            monotonicReads(count)
-        } subject: { count in
-            var total: UInt64 = 0
-            for _ in 0..<count { total &+= perf_fast_ns() }
-            Bench.blackHole(total)
-        }
-        context.add(
-            BenchRow(
-                group: "clock", name: "fast clock read", unit: "ns/op", median: fast.subject.median,
-                p99: fast.subject.p99, p999: fast.subject.p999, baseline: "CLOCK_MONOTONIC read (same run)",
-                baselineMedian: fast.baseline.median, baselineP99: fast.baseline.p99,
-                ratio: fast.subject.median / fast.baseline.median,
-                note: "perf_fast_ns(), what spans read; span clock: \(source), "
-                    + "largest offset slewed out so far \(SpanClock.shared.largestOffsetNanos) ns"))
-
+        readRow(
+            context, batches: batches, iterations: iterations, name: "rdtsc read",
+            note: perf_tsc_supported() != 0 ? "plain rdtsc, unscaled" : "no TSC on this architecture: reads 0"
+        ) { perf_rdtsc() }
+        readRow(
+            context, batches: batches, iterations: iterations, name: "fast clock read",
+            note: "perf_fast_ns(), what spans read; span clock: \(source), "
+                + "largest offset slewed out so far \(SpanClock.shared.largestOffsetNanos) ns"
+        ) { perf_fast_ns() }
         let forced = SpanClock(host: SpanClockHost.system)
         forced.forceMonotonic(reason: "forced by perf-bench")
-        let fallback = Bench.alternating(batches: batches, iterations: iterations) { count in
+        readRow(
+            context, batches: batches, iterations: iterations, name: "fast clock read, fallback forced",
+            note: "span clock: \(forced.source); the disabled check is one load and a branch"
+        ) { forced.nanos() }
+    }
+
+    /// One clock read `read` against a CLOCK_MONOTONIC read, batches alternating, as one row.
+    @inline(__always)
+    private static func readRow(
+        _ context: BenchContext, batches: Int, iterations: Int, name: String, note: String, read: () -> UInt64
+    ) {
+        let measured = Bench.alternating(batches: batches, iterations: iterations) { count in
             monotonicReads(count)
         } subject: { count in
             var total: UInt64 = 0
-            for _ in 0..<count { total &+= forced.nanos() }
+            for _ in 0..<count { total &+= read() }
             Bench.blackHole(total)
         }
         context.add(
             BenchRow(
-                group: "clock", name: "fast clock read, fallback forced", unit: "ns/op",
-                median: fallback.subject.median, p99: fallback.subject.p99, p999: fallback.subject.p999,
-                baseline: "CLOCK_MONOTONIC read (same run)", baselineMedian: fallback.baseline.median,
-                baselineP99: fallback.baseline.p99, ratio: fallback.subject.median / fallback.baseline.median,
-                note: "span clock: \(forced.source); the disabled check is one load and a branch"))
+                group: "clock", name: name, unit: "ns/op", median: measured.subject.median,
+                p99: measured.subject.p99, p999: measured.subject.p999, baseline: "CLOCK_MONOTONIC read (same run)",
+                baselineMedian: measured.baseline.median, baselineP99: measured.baseline.p99,
+                ratio: measured.subject.median / measured.baseline.median, note: note))
     }
 
     private static func monotonicReads(_ count: Int) {

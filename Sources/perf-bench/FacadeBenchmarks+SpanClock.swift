@@ -1,33 +1,10 @@
-// The under-budget facade span timed with the span clock (the TSC once calibrated, issue 17),
-// against a CLOCK_MONOTONIC read pair in the same run: the goal is ≤ 0.6× that pair.
+// The floor under the facade's TSC rows (issue 17): what two span-clock reads and a histogram
+// tick cost with no Perf code around them, against the same CLOCK_MONOTONIC read pair.
 import CPerfShims
 import Perf
 import PerfCore
 
 extension FacadeBenchmarks {
-    static func underBudgetSpanClock(_ context: BenchContext, batches: Int, iterations: Int) {
-        let clockNote = "span clock: \(SpanClock.shared.source)"
-        let measured = Bench.alternating(
-            batches: batches, iterations: iterations, baseline: Bench.clockPairs
-        ) { count in
-            for _ in 0..<count { Perf.begin("bench.facade", slowMs: 1000).end() }
-        }
-        let allocations = Bench.allocationsPerOp(iterations: 10_000) { Perf.begin("bench.facade", slowMs: 1000).end() }
-        let ratio = measured.subject.median / measured.baseline.median
-        context.add(
-            BenchRow(
-                group: "facade", name: "Perf.begin+end under budget, TSC clock", unit: "ns/op",
-                median: measured.subject.median, p99: measured.subject.p99, p999: measured.subject.p999,
-                baseline: "CLOCK_MONOTONIC read pair", baselineMedian: measured.baseline.median,
-                baselineP99: measured.baseline.p99, ratio: ratio, target: "≤ 0.6× baseline, 0 allocs",
-                pass: ratio <= 0.6 && allocations == 0, allocationsPerOp: allocations, note: clockNote,
-                samples: batches))
-        twoThreads(
-            context, batches: batches, iterations: iterations,
-            name: "Perf.begin+end under budget, TSC clock, 2 threads (mean of medians)", target: 0.6,
-            clockNote: clockNote)
-    }
-
     /// What no span can cost less than: its two span-clock reads and one histogram tick, done bare
     /// in a loop (same run, same baseline). The distance from this row to the one above is all that
     /// Perf's own code adds (reader sections, the flight recorder, the budget check); the ratio here
