@@ -5,7 +5,7 @@
 //   (no mode)  ends the spans of `plan` (known names, busy-wait durations measured with
 //              CLOCK_MONOTONIC inside the span), one keyed span and one note, then blocks its watched queue for
 //              400 ms in `ProbesChild.stallWatchedQueue` (one hang) and exits.
-//              Lines: {"span":NAME,"ns":N,"budgetNs":B,"over":true|false} per span end,
+//              Lines: {"span":NAME,"ns":N,"outerNs":O,"budgetNs":B,"over":true|false} per span end,
 //              {"hang":TARGET,"culprit":SYMBOL} per watchdog episode, {"done":true}.
 //   forever    prints {"ready":PID}, then ends `probe.tick` spans back to back (each `work` µs of
 //              busy work, 20 by default) until stdin closes, printing {"rate":SPANS_PER_SECOND}
@@ -30,15 +30,19 @@ enum ProbesChild {
         for step in plan {
             // Measured inside the span, so Perf's duration holds it plus only the clock reads
             // around it (never a first end's registration of the name).
+            // `outerNs` also holds the begin and the end: a preemption between a clock read of Perf's
+            // and one of the program's lands there, not in `ns`.
+            let outerStart = perf_monotonic_ns()
             let span = Perf.begin(step.name, slowMs: step.slowMs)
             let start = perf_monotonic_ns()
             spin(nanos: UInt64(step.ms * 1_000_000))
             let ns = perf_monotonic_ns() - start
             span.end()
+            let outerNs = perf_monotonic_ns() - outerStart
             let budget = step.slowMs.map { UInt64($0 * 1_000_000) }
             emit(
-                "{\"span\":\"\(step.name)\",\"ns\":\(ns),\"budgetNs\":\(budget ?? 0),\"over\":\(budget.map { ns > $0 } ?? false)}"
-            )
+                "{\"span\":\"\(step.name)\",\"ns\":\(ns),\"outerNs\":\(outerNs),\"budgetNs\":\(budget ?? 0),"
+                    + "\"over\":\(budget.map { ns > $0 } ?? false)}")
         }
         // A keyed span fires span_begin with its name (never the key) and span_end at its end.
         let keyedStart = perf_monotonic_ns()

@@ -39,9 +39,15 @@ let probeRecordingUnavailable: String? = {
         #expect(!text.contains("never in a probe"), "a note's detail never reaches a probe")
         let hits = ProbeScript.hits(text, group: events.group, probeOfEvent: events.probeOfEvent)
 
-        // Every span the child ended, by name: the same count, each duration within 1 %.
-        var expected: [String: [Int64]] = [:]
-        for line in truth { if let name = line["span"] as? String, let ns = line["ns"] as? Int64 { expected[name, default: []].append(ns) } }
+        // Every span the child ended, by name: the same count, each duration within 1 % of the
+        // bounds the program measured: inside the span (`ns`) and around its begin and end
+        // (`outerNs`, where a preemption between Perf's clock read and the program's lands: one of
+        // 66 µs put a 2 ms span 3.3 % over `ns` in a loaded suite run).
+        var expected: [String: [(inner: Int64, outer: Int64)]] = [:]
+        for line in truth {
+            guard let name = line["span"] as? String, let ns = line["ns"] as? Int64 else { continue }
+            expected[name, default: []].append((ns, line["outerNs"] as? Int64 ?? ns))
+        }
         var recorded: [String: [Int64]] = [:]
         var over: [String: Int] = [:]
         for hit in hits where hit.probe == "span_end" {
@@ -53,7 +59,9 @@ let probeRecordingUnavailable: String? = {
             let got = recorded[name, default: []]
             #expect(got.count == durations.count, "\(name): \(got.count) hits for \(durations.count) spans")
             for (probe, truth) in zip(got, durations) {
-                #expect(abs(Double(probe - truth)) <= 0.01 * Double(truth), "\(name): probe \(probe) ns, program \(truth) ns")
+                #expect(
+                    Double(probe) >= 0.99 * Double(truth.inner) && Double(probe) <= 1.01 * Double(truth.outer),
+                    "\(name): probe \(probe) ns, program \(truth.inner) ns inside, \(truth.outer) ns around")
             }
         }
         // The keyed span: one begin (its name, never its key) and one end.
