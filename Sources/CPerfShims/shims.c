@@ -115,6 +115,8 @@ __thread uint64_t perf_flight_next = 0;
 __thread uint64_t perf_flight_end = 0;
 __thread uint64_t perf_flight_generation = 0;
 __thread uint64_t perf_flight_claimed_ns = 0;
+__thread uint64_t perf_flight_lane_index = 0;
+__thread perf_flight_slot *perf_flight_lane_slots = NULL;
 static uint64_t flight_generations = 0;
 
 // C11's aligned_alloc wants a size that is a multiple of the alignment: glibc tolerates any size,
@@ -123,10 +125,11 @@ static size_t cache_lines(size_t bytes) { return (bytes + 63) & ~(size_t)63; }
 
 perf_flight_ring *perf_flight_ring_create(uint64_t capacity) {
     if (capacity == 0 || (capacity & (capacity - 1)) != 0) return NULL;
-    if (capacity > SIZE_MAX / sizeof(perf_flight_slot) / 2) return NULL;
-    perf_flight_slot *slots = aligned_alloc(64, cache_lines(capacity * sizeof(perf_flight_slot)));
+    if (capacity > SIZE_MAX / sizeof(perf_flight_slot) / 2 / PERF_FLIGHT_MAX_LANES) return NULL;
+    size_t bytes = perf_flight_slot_count(capacity) * sizeof(perf_flight_slot);
+    perf_flight_slot *slots = aligned_alloc(64, cache_lines(bytes));
     if (slots == NULL) return NULL;
-    memset(slots, 0, capacity * sizeof(perf_flight_slot));
+    memset(slots, 0, bytes);
     perf_flight_ring *ring = perf_flight_ring_create_over(slots, capacity);
     if (ring == NULL) {
         free(slots);
@@ -143,7 +146,9 @@ perf_flight_ring *perf_flight_ring_create_over(perf_flight_slot *slots, uint64_t
     if (ring == NULL) return NULL;
     memset(ring, 0, sizeof(*ring));
     ring->mask = capacity - 1;
-    // Blocks hold back at most 1/64 of the ring per thread from readers.
+    ring->lane_mask = perf_flight_lane_count(capacity) - 1;
+    while ((UINT64_C(1) << ring->lane_shift) < capacity) ring->lane_shift++;
+    // Blocks hold back at most 1/64 of a lane per thread from readers.
     uint64_t block = capacity / 64;
     ring->block = block < 1 ? 1 : (block > 64 ? 64 : block);
     ring->generation = __atomic_add_fetch(&flight_generations, 1, __ATOMIC_RELAXED);
@@ -159,29 +164,44 @@ void perf_flight_ring_destroy(perf_flight_ring *ring) {
 
 uint64_t perf_flight_claim(perf_flight_ring *ring, uint64_t now_ns) {
     perf_flight_claimed_ns = now_ns;
-    uint64_t first = __atomic_fetch_add(&ring->head, ring->block, __ATOMIC_RELAXED);
+    // A thread keeps its stripe index for life, so it keeps its lane.
+    uint64_t lane = perf_thread_stripe() & ring->lane_mask;
+    perf_flight_lane_index = lane;
+    perf_flight_lane_slots = ring->slots + (lane << ring->lane_shift);
+    uint64_t first = __atomic_fetch_add(&ring->lanes[lane].head, ring->block, __ATOMIC_RELAXED);
     perf_flight_end = first + ring->block;
     perf_flight_generation = ring->generation;
     return first;
 }
 
 uint64_t perf_flight_recheck(perf_flight_ring *ring, uint64_t ticket, uint64_t now_ns) {
-    if (ticket + (ring->mask >> 2) < __atomic_load_n(&ring->head, __ATOMIC_RELAXED)) return perf_flight_claim(ring, now_ns);
+    if (ticket + (ring->mask >> 2) < __atomic_load_n(&ring->lanes[perf_flight_lane_index].head, __ATOMIC_RELAXED))
+        return perf_flight_claim(ring, now_ns);
     perf_flight_claimed_ns = now_ns;
     return ticket;
 }
 
-static int by_ticket(const void *a, const void *b) {
-    uint64_t left = ((const perf_flight_slot *)a)->seq, right = ((const perf_flight_slot *)b)->seq;
-    return left < right ? -1 : (left > right ? 1 : 0);
+// By end time, then sequence: lanes number their tickets apart, and a thread's spans end in
+// order (the span clock never steps back). A wrapped sum (a corrupt slot) still compares.
+static int by_end(const void *a, const void *b) {
+    const perf_flight_slot *left = a, *right = b;
+    uint64_t left_end = left->start_ns + left->duration_ns, right_end = right->start_ns + right->duration_ns;
+    if (left_end != right_end) return left_end < right_end ? -1 : 1;
+    return left->seq < right->seq ? -1 : (left->seq > right->seq ? 1 : 0);
+}
+
+void perf_flight_sort(perf_flight_slot *slots, uint64_t count) {
+    if (count > 1) qsort(slots, count, sizeof(perf_flight_slot), by_end);
 }
 
 uint64_t perf_flight_ring_read(const perf_flight_ring *ring, perf_flight_slot *out, uint64_t *head_out) {
-    uint64_t head = __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE);
+    uint64_t head = 0;
+    for (uint64_t lane = 0; lane <= ring->lane_mask; lane++) head += __atomic_load_n(&ring->lanes[lane].head, __ATOMIC_ACQUIRE);
     uint64_t count = 0;
+    uint64_t slots = (ring->mask + 1) * (ring->lane_mask + 1);
     // Every slot holds the newest generation written to it: a ticket taken but not (yet) used
     // leaves the slot's previous entry in place, which is still a real span.
-    for (uint64_t index = 0; index <= ring->mask; index++) {
+    for (uint64_t index = 0; index < slots; index++) {
         const perf_flight_slot *slot = &ring->slots[index];
         uint64_t before = __atomic_load_n(&slot->seq, __ATOMIC_ACQUIRE);
         if (before == 0 || (before & 1) != 0) continue;
@@ -204,7 +224,13 @@ uint64_t perf_flight_ring_read(const perf_flight_ring *ring, perf_flight_slot *o
             continue;
         out[count++] = copy;
     }
-    qsort(out, count, sizeof(perf_flight_slot), by_ticket);
+    perf_flight_sort(out, count);
+    // Each lane holds its newest `capacity`, so the newest `capacity` of all are among them.
+    uint64_t capacity = ring->mask + 1;
+    if (count > capacity) {
+        memmove(out, out + (count - capacity), capacity * sizeof(perf_flight_slot));
+        count = capacity;
+    }
     *head_out = head;
     return count;
 }

@@ -128,13 +128,21 @@ static inline int32_t perf_thread_tid(void) {
 
 // The span flight recorder: a fixed ring of the most recent span ends.
 //
-// Tickets name slots (ticket & mask). A thread takes tickets in blocks from the shared head
-// (one fetch-add per block, so threads ending spans at once rarely touch the same line) and
-// writes its slot under a sequence number (odd while writing, 2 × ticket + 2 when done) plus a
-// check word mixed from every field. Readers copy a slot only when its sequence number is even
-// and unchanged across the copy and the check word matches, so they never block a writer and
-// never accept a torn entry, even in the rare case of two writers in one slot (a writer
-// descheduled for a whole lap of the ring). A slot is one cache line.
+// A ring of 1,024 slots or more is made of PERF_FLIGHT_MAX_LANES lanes of that many slots each;
+// a thread writes only the lane of its histogram stripe index, so two threads ending spans at
+// once write slots, and take tickets from a head, of different lanes: the cache lines a thread
+// writes were last written by itself, not fetched from another core each lap (perf-bench's
+// clock-free two-thread row showed that cost with one shared ring). Each lane keeps its newest
+// `capacity` entries, so the ring as a whole still holds the newest `capacity` spans of all
+// threads (readers return those); the lanes cost address space, and memory only once written.
+//
+// Tickets name slots of a lane (ticket & mask). A thread takes tickets in blocks from its lane's
+// head (one fetch-add per block) and writes its slot under a sequence number (odd while writing,
+// 2 × ticket + 2 when done) plus a check word mixed from every field. Readers copy a slot only
+// when its sequence number is even and unchanged across the copy and the check word matches, so
+// they never block a writer and never accept a torn entry, even in the rare case of two writers
+// in one slot (a writer descheduled for a whole lap of its lane). Readers order entries by end
+// time (start + duration), then sequence number. A slot is one cache line.
 typedef struct perf_flight_slot {
     uint64_t seq;
     /// The span name's UTF-8 bytes (a StaticString's storage: NUL-terminated and valid for the
@@ -156,47 +164,82 @@ typedef struct perf_flight_slot {
     uint64_t check;
 } perf_flight_slot;
 
-typedef struct perf_flight_ring {
-    /// Tickets handed out so far.
+/// Lanes of a ring of PERF_FLIGHT_MIN_LANE_SLOTS slots or more.
+#define PERF_FLIGHT_MAX_LANES 4
+/// The smallest capacity that gets lanes: below it a ring is one lane (a test's or a tiny
+/// configuration's ring, where a few more slots would be most of its memory).
+#define PERF_FLIGHT_MIN_LANE_SLOTS 1024
+
+/// One lane's ticket head, on a cache line of its own.
+typedef struct perf_flight_lane {
+    /// Tickets handed out from this lane so far.
     uint64_t head;
-    char head_line[56];
+    char line[56];
+} perf_flight_lane;
+
+typedef struct perf_flight_ring {
+    perf_flight_lane lanes[PERF_FLIGHT_MAX_LANES];
+    /// Slots per lane (the ring's capacity), minus one.
     uint64_t mask;
+    /// log2 of the slots per lane.
+    uint64_t lane_shift;
+    /// Lanes, minus one (0 or PERF_FLIGHT_MAX_LANES - 1).
+    uint64_t lane_mask;
     /// Whether `slots` was allocated with the ring (and is freed with it).
     uint64_t owns_slots;
-    /// Tickets a thread takes at once: 1 for small rings, up to 64 (one shared fetch-add per 64
-    /// span ends per thread: at 16, perf-bench's clock-free two-thread row showed that line).
+    /// Tickets a thread takes at once: 1 for small rings, up to 64 (one fetch-add per 64 span
+    /// ends per thread).
     uint64_t block;
     /// Distinguishes this ring from any other in a thread's cached block.
     uint64_t generation;
     perf_flight_slot *slots;
 } perf_flight_ring;
 
-/// A thread's block of tickets: [perf_flight_next, perf_flight_end) of ring `perf_flight_generation`.
+/// How many lanes a ring of `capacity` slots per lane has: PERF_FLIGHT_MAX_LANES from
+/// PERF_FLIGHT_MIN_LANE_SLOTS up, else 1.
+static inline uint64_t perf_flight_lane_count(uint64_t capacity) {
+    return capacity >= PERF_FLIGHT_MIN_LANE_SLOTS ? PERF_FLIGHT_MAX_LANES : 1;
+}
+
+/// The slots a ring of `capacity` uses: every lane's.
+static inline uint64_t perf_flight_slot_count(uint64_t capacity) {
+    return capacity * perf_flight_lane_count(capacity);
+}
+
+/// A thread's block of tickets: [perf_flight_next, perf_flight_end) of lane `perf_flight_lane_index`
+/// of ring `perf_flight_generation`, whose slots start at `perf_flight_lane_slots`.
 extern __thread uint64_t perf_flight_next;
 extern __thread uint64_t perf_flight_end;
 extern __thread uint64_t perf_flight_generation;
-/// When the block was last checked against the ring's head.
+extern __thread uint64_t perf_flight_lane_index;
+extern __thread perf_flight_slot *perf_flight_lane_slots;
+/// When the block was last checked against its lane's head.
 extern __thread uint64_t perf_flight_claimed_ns;
 
-/// A ring of `capacity` slots (a power of two ≥ 1), or NULL when memory is short.
+/// A ring of `capacity` (a power of two ≥ 1; perf_flight_slot_count(capacity) slots), or NULL
+/// when memory is short.
 perf_flight_ring *perf_flight_ring_create(uint64_t capacity);
-/// A ring over `capacity` zeroed slots the caller owns (a region of a shared file mapping, 64-byte
-/// aligned), or NULL when `capacity` is not a power of two or memory is short. Destroying the
-/// ring leaves the slots alone.
+/// A ring of `capacity` over perf_flight_slot_count(capacity) zeroed slots the caller owns (a
+/// region of a shared file mapping, 64-byte aligned), or NULL when `capacity` is not a power of
+/// two or memory is short. Destroying the ring leaves the slots alone.
 perf_flight_ring *perf_flight_ring_create_over(perf_flight_slot *slots, uint64_t capacity);
 void perf_flight_ring_destroy(perf_flight_ring *ring);
-/// Takes a new block of tickets for the calling thread at `now_ns`; returns its first ticket.
+/// Takes a new block of tickets for the calling thread, from the lane of its stripe index, at
+/// `now_ns`; returns its first ticket.
 uint64_t perf_flight_claim(perf_flight_ring *ring, uint64_t now_ns);
 /// The calling thread's next ticket when its block was last checked over 1 ms ago: the same
-/// ticket unless other threads took over a quarter of the ring's tickets since, else one from a
-/// new block. A span ends in the ring's newest tickets however long its thread was idle, so the
-/// ring keeps the spans that ended last, not those of the busiest thread (a full lap, the old
+/// ticket unless other threads took over a quarter of its lane's tickets since, else one from a
+/// new block. A span ends in its lane's newest tickets however long its thread was idle, so the
+/// lane keeps the spans that ended last, not those of its busiest thread (a full lap, the old
 /// bound, let a thread idle for a while write a just-ended span where the next lap overwrote it
 /// at once).
 uint64_t perf_flight_recheck(perf_flight_ring *ring, uint64_t ticket, uint64_t now_ns);
-/// Copies every whole entry (at most the ring's capacity), oldest ticket first, into `out`;
-/// returns how many. `head_out` receives the tickets handed out so far.
+/// Copies the newest whole entries (at most the ring's capacity), oldest end first, into `out`,
+/// which has room for perf_flight_slot_count(capacity); returns how many. `head_out` receives the
+/// tickets handed out so far (every lane's).
 uint64_t perf_flight_ring_read(const perf_flight_ring *ring, perf_flight_slot *out, uint64_t *head_out);
+/// Orders `count` slots as readers return them: by end time (start + duration), then sequence.
+void perf_flight_sort(perf_flight_slot *slots, uint64_t count);
 
 /// The check word of an entry: each field rotated by its own amount, folded with XOR. A torn
 /// mix of two writers' fields matches only if the differences of the mixed fields cancel out
@@ -220,16 +263,16 @@ static inline void perf_flight_record(perf_flight_ring *ring, const void *name, 
                                       uint32_t name_ref, uint64_t start_ns, uint64_t duration_ns, uint64_t budget_ns,
                                       uint32_t exit) {
     uint64_t ticket = perf_flight_next;
-    // A block of another ring or used up: take a new one. A block is checked against the
-    // shared head (overtaken by a full lap of the ring?) at most once a millisecond, not on
-    // every span: a lap within the millisecond would take 4,096 spans.
+    // A block of another ring or used up: take a new one. A block is checked against its
+    // lane's head (overtaken by a quarter lap?) at most once a millisecond, not on every span:
+    // a lap within the millisecond would take over 1,000 spans.
     if (__builtin_expect(perf_flight_generation != ring->generation || ticket >= perf_flight_end, 0)) {
         ticket = perf_flight_claim(ring, start_ns);
     } else if (__builtin_expect(start_ns - perf_flight_claimed_ns > 1000000, 0)) {
         ticket = perf_flight_recheck(ring, ticket, start_ns);
     }
     perf_flight_next = ticket + 1;
-    perf_flight_slot *slot = &ring->slots[ticket & ring->mask];
+    perf_flight_slot *slot = &perf_flight_lane_slots[ticket & ring->mask];
     int32_t tid = perf_thread_tid();
     uint64_t seq = 2 * ticket + 2;
     __atomic_store_n(&slot->seq, seq - 1, __ATOMIC_RELAXED);

@@ -70,6 +70,10 @@ extension Perf {
         public var diagnosticsIntervalSeconds: Double
         /// Slots in the span flight recorder, the ring of the most recent span ends that
         /// diagnostics and reports carry for timelines (rounded up to a power of two); 0 keeps none.
+        /// From 1,024 up the ring has four lanes of this many slots, each written by its own
+        /// threads, so that threads ending spans at once share no cache line; readers get the
+        /// newest this many spans of all. A lane costs 64 bytes a slot of address space in the
+        /// span memory, and memory only once a thread writes it.
         public var flightRecorderCapacity: Int
         /// Bytes of the span memory, the file mapping `sessions/<id>/spans.map` that holds the
         /// span histograms and the flight recorder so that a crashed session keeps them. Its blocks

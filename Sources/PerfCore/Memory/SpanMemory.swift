@@ -30,7 +30,8 @@ public final class SpanMemory: @unchecked Sendable {
         public var bytes: Int
         /// Span names it holds; rounded up to a power of two, 1 to 2^20.
         public var nameCapacity: Int
-        /// Flight recorder slots; rounded up to a power of two, 0 (no ring) to 2^20.
+        /// Flight recorder capacity; rounded up to a power of two, 0 (no ring) to 2^20. From 1,024
+        /// up the ring has four lanes of this many slots (see ``FlightRecorder``).
         public var ringCapacity: Int
 
         /// Creates a configuration.
@@ -46,7 +47,7 @@ public final class SpanMemory: @unchecked Sendable {
             let ring = ringCapacity <= 0 ? 0 : Self.powerOfTwo(atLeast: ringCapacity, cap: 1 << 20)
             let minimum =
                 SpanMemoryLayout.headerBytes + SpanMemoryLayout.roundUpToPage(names * SpanMemoryLayout.entryBytes)
-                + SpanMemoryLayout.roundUpToPage(ring * SpanMemoryLayout.slotBytes) + 65536
+                + SpanMemoryLayout.ringBytes(ring) + 65536
             let total = SpanMemoryLayout.roundUpToPage(min(max(bytes, minimum), SpanMemoryLayout.maximumBytes))
             return Configuration(bytes: total, nameCapacity: names, ringCapacity: ring)
         }
@@ -153,6 +154,7 @@ public final class SpanMemory: @unchecked Sendable {
         put(L.entriesOffsetOffset, UInt64(entriesOffset))
         put(L.ringOffsetOffset, UInt64(ringOffset))
         put(L.ringCapacityOffset, UInt64(configuration.ringCapacity))
+        put(L.ringLanesOffset, perf_flight_lane_count(UInt64(configuration.ringCapacity)))
         put(L.arenaOffsetOffset, UInt64(arenaOffset))
         put(L.arenaBytesOffset, UInt64(arenaBytes))
         put(L.geometryOffset, pair(L.stripeBytes, L.chunkBytes))

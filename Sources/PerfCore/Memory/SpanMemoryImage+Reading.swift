@@ -101,16 +101,19 @@ extension SpanMemoryImage {
         return Totals(sumNanos: sum, minNanos: minimum, maxNanos: maximum)
     }
 
-    /// The flight recorder's whole slots, oldest first, named from the entries.
+    /// The flight recorder's newest whole slots (at most its capacity), oldest end first, named
+    /// from the entries; `recorded` is the tickets its lanes handed out, as far as the newest
+    /// slot of each lane tells.
     ///
     /// For a crashed process's file: a slot's name pointer belonged to that process, so names come
     /// from `name_ref` (the entry it was recorded under); a slot cut mid-write (odd sequence, or a
     /// check word that does not match) is counted in `torn` and skipped.
     func flightEntries() -> (entries: [FlightRecorder.Entry], torn: Int, recorded: UInt64) {
-        var slots: [(seq: UInt64, entry: FlightRecorder.Entry)] = []
+        var slots: [(seq: UInt64, end: UInt64, entry: FlightRecorder.Entry)] = []
+        var newest = [UInt64](repeating: 0, count: ringLanes)
         var torn = 0
         var names: [UInt32: String] = [:]
-        for index in 0..<ringCapacity {
+        for index in 0..<ringCapacity * ringLanes {
             let offset = ringOffset + index * L.slotBytes
             guard offset + L.slotBytes <= count, offset + L.slotBytes <= arenaOffset else { break }
             let slot = (base + offset).load(as: perf_flight_slot.self)
@@ -138,9 +141,13 @@ extension SpanMemoryImage {
             let entry = FlightRecorder.Entry(
                 name: name, threadID: slot.tid, startMonotonicNanos: slot.start_ns, durationNanos: slot.duration_ns,
                 budgetNanos: slot.budget_ns == .max ? nil : slot.budget_ns, exit: FlightRecorder.exit(code: slot.exit))
-            slots.append((slot.seq, entry))
+            slots.append((slot.seq, slot.start_ns &+ slot.duration_ns, entry))
+            let lane = index / ringCapacity
+            newest[lane] = max(newest[lane], slot.seq)
         }
-        slots.sort { $0.seq < $1.seq }
-        return (slots.map(\.entry), torn, (slots.last?.seq ?? 0) / 2)
+        // As the live ring's reader orders them (perf_flight_sort): by end, then ticket.
+        slots.sort { ($0.end, $0.seq) < ($1.end, $1.seq) }
+        // Each lane holds its newest `ringCapacity`, so the newest that many of all are among them.
+        return (slots.suffix(ringCapacity).map(\.entry), torn, newest.reduce(0) { $0 &+ $1 / 2 })
     }
 }

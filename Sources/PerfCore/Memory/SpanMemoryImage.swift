@@ -17,6 +17,9 @@ struct SpanMemoryImage {
     let entriesOffset: Int
     let ringOffset: Int
     let ringCapacity: Int
+    /// Lanes of `ringCapacity` slots each (a power of two up to `PERF_FLIGHT_MAX_LANES`); 1 when
+    /// the file says 0 (written before lanes) or something this build does not read.
+    let ringLanes: Int
     let arenaOffset: Int
     let arenaUsed: Int
     /// Keeps the live mapping alive while the image is read.
@@ -30,13 +33,14 @@ struct SpanMemoryImage {
         entriesOffset = memory.entriesOffset
         ringOffset = memory.ringOffset
         ringCapacity = memory.configuration.ringCapacity
+        ringLanes = Int(perf_flight_lane_count(UInt64(ringCapacity)))
         arenaOffset = memory.arenaOffset
         arenaUsed = memory.arenaUsedBytes
     }
 
     private init(
         base: UnsafeRawPointer, count: Int, nameCapacity: Int, entriesOffset: Int, ringOffset: Int,
-        ringCapacity: Int, arenaOffset: Int, arenaUsed: Int
+        ringCapacity: Int, ringLanes: Int, arenaOffset: Int, arenaUsed: Int
     ) {
         self.base = base
         self.count = count
@@ -44,6 +48,7 @@ struct SpanMemoryImage {
         self.entriesOffset = entriesOffset
         self.ringOffset = ringOffset
         self.ringCapacity = ringCapacity
+        self.ringLanes = ringLanes
         self.arenaOffset = arenaOffset
         self.arenaUsed = arenaUsed
         self.memory = nil
@@ -77,14 +82,25 @@ struct SpanMemoryImage {
         let ring = word(L.ringOffsetOffset)
         let arena = word(L.arenaOffsetOffset)
         let arenaBytes = word(L.arenaBytesOffset)
+        let lanes = lanes(word: word(L.ringLanesOffset), ringCapacity: Int(min(ringCapacity, 1 << 20)))
         guard total <= UInt64(L.maximumBytes), names >= 1, names <= 1 << 20, ringCapacity <= 1 << 20,
             entries == UInt64(L.headerBytes), ring == entries + UInt64(L.roundUpToPage(Int(names) * L.entryBytes)),
-            arena == ring + UInt64(L.roundUpToPage(Int(ringCapacity) * L.slotBytes)), arena + arenaBytes == total
+            arena == ring + UInt64(L.ringBytes(Int(ringCapacity), lanes: lanes)), arena + arenaBytes == total
         else { throw bad("region sizes are inconsistent") }
         let used = min(word(L.arenaUsedOffset), arenaBytes)
         return SpanMemoryImage(
             base: base, count: min(count, Int(arena + used)), nameCapacity: Int(names), entriesOffset: Int(entries),
-            ringOffset: Int(ring), ringCapacity: Int(ringCapacity), arenaOffset: Int(arena), arenaUsed: Int(used))
+            ringOffset: Int(ring), ringCapacity: Int(ringCapacity),
+            ringLanes: lanes, arenaOffset: Int(arena),
+            arenaUsed: Int(used))
+    }
+
+    /// The ring's lanes as a header word gives them: a power of two up to `PERF_FLIGHT_MAX_LANES`
+    /// for a ring with slots, else 1.
+    static func lanes(word: UInt64, ringCapacity: Int) -> Int {
+        guard word > 1, word <= UInt64(PERF_FLIGHT_MAX_LANES), word & (word - 1) == 0, ringCapacity > 0
+        else { return 1 }
+        return Int(word)
     }
 
     // MARK: Bounded loads

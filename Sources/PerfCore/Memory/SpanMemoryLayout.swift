@@ -1,12 +1,14 @@
 // The byte layout of a span memory file (`sessions/<id>/spans.map`), version 1. Shared by the
 // live mapping that writes it and the recovery reader that reads a crashed process's copy.
 
+import CPerfShims
+
 /// Where everything lives in a span memory, in bytes from its start.
 ///
 /// ```text
 /// header (one page)    magic, version, sizes, the clock anchor; counters on lines of their own
 /// entries              nameCapacity × 192 bytes: one per span name
-/// ring                 ringCapacity × 64 bytes: the flight recorder's slots
+/// ring                 ringCapacity × lanes × 64 bytes: the flight recorder's slots, lane after lane
 /// arena                names, stripes (576 bytes) and bucket chunks (128 bytes), bump-allocated
 /// ```
 ///
@@ -41,6 +43,10 @@ public enum SpanMemoryLayout {
     static let anchorMonotonicOffset = 96
     static let anchorWallOffset = 104
     static let layoutCheckOffset = 112
+    /// How many lanes of `ringCapacity` slots the ring has (`perf_flight_lane_count` of its
+    /// capacity); 0 in a file written before rings had lanes, read as 1. Outside the layout
+    /// check (whose words are fixed); the region sizes must agree with it.
+    static let ringLanesOffset = 120
     /// Entries claimed so far (a fetch-add), on a line of its own.
     static let entryCountOffset = 128
     /// Arena bytes handed out so far (a fetch-add), on a line of its own.
@@ -97,12 +103,20 @@ public enum SpanMemoryLayout {
     public static let slotBytes = 64
 
     /// The default mapping size: 8 MiB of address space (and of disk, reserved), of which only
-    /// touched pages cost memory: room for about 7,000 name-and-thread stripes.
+    /// touched pages cost memory: with the default 4,096-slot ring (four lanes, 1 MiB), room for about
+    /// 6,500 name-and-thread stripes.
     public static let defaultBytes = 8 << 20
     /// The largest mapping accepted: references are 32-bit counts of 64-byte units.
     public static let maximumBytes = 1 << 36
 
     static func roundUpToPage(_ bytes: Int) -> Int { (bytes + 4095) & ~4095 }
+
+    /// The ring region's bytes for a capacity: every lane's slots, in whole pages.
+    static func ringBytes(_ ringCapacity: Int, lanes: Int? = nil) -> Int {
+        guard ringCapacity > 0 else { return 0 }
+        let lanes = lanes ?? Int(perf_flight_lane_count(UInt64(ringCapacity)))
+        return roundUpToPage(ringCapacity * lanes * slotBytes)
+    }
 
     /// The region offsets for a mapping of `totalBytes` with the given name and ring capacities,
     /// or nil when the arena would be smaller than one page.
@@ -111,7 +125,7 @@ public enum SpanMemoryLayout {
     {
         let entries = headerBytes
         let ring = entries + roundUpToPage(nameCapacity * entryBytes)
-        let arena = ring + roundUpToPage(ringCapacity * slotBytes)
+        let arena = ring + ringBytes(ringCapacity)
         guard totalBytes - arena >= 4096 else { return nil }
         return (entries, ring, arena, totalBytes - arena)
     }

@@ -6,11 +6,16 @@ import Glibc
 /// and exit.
 ///
 /// Every span end writes one slot: plain stores under a per-slot sequence number and a check
-/// word (a thread takes tickets from the shared head in blocks of up to 64, so two threads
-/// rarely touch one cache line). Recording allocates nothing and takes no lock; the oldest entry
-/// is overwritten when the ring is full. ``snapshot()`` copies the whole entries out, skipping a
-/// slot that is being written at that instant or whose check word does not match (two writers
-/// in one slot, when one was descheduled for a whole lap of the ring), and never blocks a writer.
+/// word. A ring of 1,024 slots or more has four lanes of that many slots, and a thread writes
+/// only the lane of its histogram stripe, taking tickets from that lane's head in blocks of up to
+/// 64: two threads ending spans at once write different cache lines, and never fetch a line the
+/// other wrote a lap ago. Each lane keeps its own newest `capacity` spans, so the newest
+/// `capacity` spans of all threads are always there; the lanes take 4× the slots of address
+/// space, paid in memory only by lanes that threads write. Recording allocates nothing and takes
+/// no lock; a lane's oldest entry is overwritten when the lane is full.
+/// ``snapshot()`` copies the newest `capacity` whole entries out, oldest end first, skipping a slot that is being
+/// written at that instant or whose check word does not match (two writers in one slot, when
+/// one was descheduled for a whole lap of its lane), and never blocks a writer.
 ///
 /// ```swift
 /// let flight = FlightRecorder(capacity: 4096)!
@@ -37,10 +42,10 @@ public final class FlightRecorder: @unchecked Sendable {
 
     /// What ``snapshot()`` saw.
     public struct Snapshot: Sendable, Equatable {
-        /// Whole entries, oldest first.
+        /// The newest whole entries (at most the capacity), oldest end (start + duration) first.
         public var entries: [Entry]
-        /// Tickets handed out since the ring was made: the spans recorded, plus up to one block
-        /// (≤ 64) per thread taken but not used yet. The ring keeps the newest entries.
+        /// Tickets handed out since the ring was made, by every lane: the spans recorded, plus up
+        /// to one block (≤ 64) per thread taken but not used yet. Each lane keeps its newest entries.
         public var recorded: UInt64
 
         /// Creates a snapshot.
@@ -106,9 +111,10 @@ public final class FlightRecorder: @unchecked Sendable {
         }
     }
 
-    /// Copies the ring's whole entries, oldest first.
+    /// Copies the ring's newest whole entries (at most ``capacity``), oldest end first.
     public func snapshot() -> Snapshot {
-        let slots = UnsafeMutablePointer<perf_flight_slot>.allocate(capacity: capacity)
+        let slots = UnsafeMutablePointer<perf_flight_slot>.allocate(
+            capacity: Int(perf_flight_slot_count(UInt64(capacity))))
         defer { slots.deallocate() }
         var head: UInt64 = 0
         let count = Int(perf_flight_ring_read(ring, slots, &head))
