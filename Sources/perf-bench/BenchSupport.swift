@@ -11,10 +11,14 @@ struct Distribution: Codable {
     var p99: Double
     var p999: Double
     var mean: Double
+    var lowest: Double
+    var highest: Double
 
     init(_ samples: [Double]) {
         let sorted = samples.sorted()
         count = sorted.count
+        lowest = sorted.first ?? 0
+        highest = sorted.last ?? 0
         func quantile(_ q: Double) -> Double {
             guard !sorted.isEmpty else { return 0 }
             let index = min(sorted.count - 1, Int((Double(sorted.count - 1) * q).rounded()))
