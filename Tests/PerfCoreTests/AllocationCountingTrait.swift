@@ -10,3 +10,7 @@ extension Trait where Self == ConditionTrait {
             "allocations are not counted in a sanitizer build (the sanitizer's runtime owns malloc)")
     }
 }
+
+/// Whether this is an uninstrumented build: under a sanitizer, whose runtime owns malloc (how a
+/// test can tell), every load and store is instrumented and a timing bound means nothing.
+let uninstrumentedBuild = perf_alloc_counter_available() != 0

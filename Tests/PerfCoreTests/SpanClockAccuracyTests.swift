@@ -18,8 +18,13 @@ import Testing
     /// A span whose CLOCK_MONOTONIC and span-clock reads were not next to each other (the thread
     /// was preempted between them, 2 µs or more) is left out, and at least 90 % must be kept: one
     /// millisecond-long preemption of a ThreadSanitizer run on a busy machine, landing between the
-    /// two reads, was 0.18 % of the 0.5 s total and failed a clean-clone CI run.
-    @Test(.enabled(if: spanClockIneligibility == nil, "the TSC is not eligible on this host"))
+    /// two reads, was 0.18 % of the 0.5 s total and failed a clean-clone CI run. Skipped under a
+    /// sanitizer: with every load instrumented, a ThreadSanitizer run read 0.14 % with 90 % of the
+    /// spans kept, a bias of the instrumented code between the reads, not of the clock (the
+    /// debug and release runs of the same commit read 0.03 %).
+    @Test(
+        .enabled(if: spanClockIneligibility == nil, "the TSC is not eligible on this host"),
+        .enabled(if: uninstrumentedBuild, "timing accuracy is measured in uninstrumented builds only"))
     func tenThousandSpansAgreeWithCLOCKMONOTONICWithinATenthOfAPercent() throws {
         _ = SpanRecorder(histograms: HistogramRegistry(), pipeline: RecordPipeline())
         SpanClock.shared.calibrateNow()
