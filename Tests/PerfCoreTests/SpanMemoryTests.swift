@@ -88,8 +88,28 @@ import Testing
             for nanos: UInt64 in [33_000, 34_000, 35_000, 36_000] { registry.record(name, nanos: nanos) }
         }
         let perName = (memory.arenaUsedBytes - before) / names.count
-        // Name text (64) + stripe (576) + one chunk (128): not the 16.9 KiB of a full stripe.
-        #expect(perName == 64 + SpanMemoryLayout.stripeBytes + SpanMemoryLayout.chunkBytes)
+        // Name text, stripe (576) and one chunk (128), each in whole 128-byte pairs of lines:
+        // 896 bytes, not the 16.9 KiB of a full stripe.
+        func pairs(_ bytes: Int) -> Int { (bytes + 127) / 128 * 128 }
+        #expect(SpanMemoryLayout.allocationAlignment == 128)
+        #expect(perName == pairs(6) + pairs(SpanMemoryLayout.stripeBytes) + pairs(SpanMemoryLayout.chunkBytes))
+    }
+
+    /// Two allocations never share a 128-byte pair of lines (the adjacent-line prefetcher's unit),
+    /// whatever their sizes: two threads' stripes and chunks are carved from one arena.
+    @Test func arenaAllocationsStartOnAndFillWholePairsOfLines() throws {
+        var random = SeededRandom(seed: SeededRandom.makeSeed())
+        let memory = try SpanMemory.anonymous(.init(bytes: 1 << 20, nameCapacity: 4, ringCapacity: 0))
+        var previousEnd = 0
+        for _ in 0..<200 {
+            let bytes = 1 + Int(random.next() % 700)
+            let ref = memory.allocate(bytes: bytes)
+            try #require(ref != 0)
+            let start = Int(ref) * SpanMemoryLayout.refUnit
+            #expect(start % 128 == 0 && start >= previousEnd, "\(bytes) bytes at \(start)")
+            previousEnd = start + bytes
+        }
+        #expect(memory.arenaUsedBytes % 128 == 0)
     }
 
     /// Exactly as many names as entries, first seen by 8 threads at once: none may be lost to a

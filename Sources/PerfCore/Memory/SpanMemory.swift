@@ -163,7 +163,7 @@ public final class SpanMemory: @unchecked Sendable {
         put(L.anchorMonotonicOffset, anchorMonotonicNanos)
         put(L.anchorWallOffset, anchorWallNanos)
         // Arena offset 0 is never handed out, so a zero reference always means "none".
-        put(L.arenaUsedOffset, UInt64(L.refUnit))
+        put(L.arenaUsedOffset, UInt64(L.allocationAlignment))
         put(L.magicOffset, L.magic)
         put(L.layoutCheckOffset, SpanMemoryLayout.layoutCheck(UnsafeRawPointer(base)))
     }
@@ -178,7 +178,8 @@ public final class SpanMemory: @unchecked Sendable {
     /// Hands out `bytes` (rounded up to 64) of zeroed arena; returns a reference in 64-byte units,
     /// or 0 when the arena is used up.
     func allocate(bytes: Int) -> UInt32 {
-        let rounded = UInt64((bytes + SpanMemoryLayout.refUnit - 1) & ~(SpanMemoryLayout.refUnit - 1))
+        let unit = SpanMemoryLayout.allocationAlignment
+        let rounded = UInt64((bytes + unit - 1) & ~(unit - 1))
         let start = perf_atomic_add_u64(word(SpanMemoryLayout.arenaUsedOffset), rounded)
         guard start + rounded <= UInt64(arenaBytes) else { return 0 }
         return UInt32(truncatingIfNeeded: start / UInt64(SpanMemoryLayout.refUnit))

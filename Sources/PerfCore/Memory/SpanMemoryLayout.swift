@@ -99,6 +99,10 @@ public enum SpanMemoryLayout {
     static let chunkGroups = HistogramLayout.bucketCount / bucketsPerChunk
     /// References count 64-byte units of the arena: 2^32 of them address 256 GiB.
     static let refUnit = 64
+    /// Every arena allocation starts on, and fills, whole 128-byte pairs of lines: the CPU's
+    /// adjacent-line prefetcher moves lines in such pairs, so two threads' stripes or chunks that
+    /// shared a pair contended as if they shared a line.
+    static let allocationAlignment = 128
     /// Bytes of one flight recorder slot.
     public static let slotBytes = 64
 
