@@ -190,15 +190,18 @@ static int by_end(const void *a, const void *b) {
     return left->seq < right->seq ? -1 : (left->seq > right->seq ? 1 : 0);
 }
 
-void perf_flight_sort(perf_flight_slot *slots, uint64_t count) {
+uint64_t perf_flight_keep_newest(perf_flight_slot *slots, uint64_t count, uint64_t capacity) {
     if (count > 1) qsort(slots, count, sizeof(perf_flight_slot), by_end);
+    if (count <= capacity) return count;
+    memmove(slots, slots + (count - capacity), capacity * sizeof(perf_flight_slot));
+    return capacity;
 }
 
 uint64_t perf_flight_ring_read(const perf_flight_ring *ring, perf_flight_slot *out, uint64_t *head_out) {
     uint64_t head = 0;
     for (uint64_t lane = 0; lane <= ring->lane_mask; lane++) head += __atomic_load_n(&ring->lanes[lane].head, __ATOMIC_ACQUIRE);
     uint64_t count = 0;
-    uint64_t slots = (ring->mask + 1) * (ring->lane_mask + 1);
+    uint64_t slots = perf_flight_slot_count(ring->mask + 1);
     // Every slot holds the newest generation written to it: a ticket taken but not (yet) used
     // leaves the slot's previous entry in place, which is still a real span.
     for (uint64_t index = 0; index < slots; index++) {
@@ -224,13 +227,6 @@ uint64_t perf_flight_ring_read(const perf_flight_ring *ring, perf_flight_slot *o
             continue;
         out[count++] = copy;
     }
-    perf_flight_sort(out, count);
-    // Each lane holds its newest `capacity`, so the newest `capacity` of all are among them.
-    uint64_t capacity = ring->mask + 1;
-    if (count > capacity) {
-        memmove(out, out + (count - capacity), capacity * sizeof(perf_flight_slot));
-        count = capacity;
-    }
     *head_out = head;
-    return count;
+    return perf_flight_keep_newest(out, count, ring->mask + 1);
 }

@@ -238,8 +238,10 @@ uint64_t perf_flight_recheck(perf_flight_ring *ring, uint64_t ticket, uint64_t n
 /// which has room for perf_flight_slot_count(capacity); returns how many. `head_out` receives the
 /// tickets handed out so far (every lane's).
 uint64_t perf_flight_ring_read(const perf_flight_ring *ring, perf_flight_slot *out, uint64_t *head_out);
-/// Orders `count` slots as readers return them: by end time (start + duration), then sequence.
-void perf_flight_sort(perf_flight_slot *slots, uint64_t count);
+/// What every reader of a ring returns from its `count` whole slots: orders them by end time
+/// (start + duration), then sequence, and keeps the newest `capacity` at the front; returns how
+/// many it kept. Each lane holds its own newest `capacity`, so these are the newest of all.
+uint64_t perf_flight_keep_newest(perf_flight_slot *slots, uint64_t count, uint64_t capacity);
 
 /// The check word of an entry: each field rotated by its own amount, folded with XOR. A torn
 /// mix of two writers' fields matches only if the differences of the mixed fields cancel out

@@ -175,7 +175,7 @@ public final class SpanMemory: @unchecked Sendable {
     /// The arena's first byte.
     var arena: UnsafeMutableRawPointer { base + arenaOffset }
 
-    /// Hands out `bytes` (rounded up to 64) of zeroed arena; returns a reference in 64-byte units,
+    /// Hands out `bytes` (rounded up to 128) of zeroed arena; returns a reference in 64-byte units,
     /// or 0 when the arena is used up.
     func allocate(bytes: Int) -> UInt32 {
         let unit = SpanMemoryLayout.allocationAlignment

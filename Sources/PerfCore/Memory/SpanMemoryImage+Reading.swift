@@ -109,10 +109,9 @@ extension SpanMemoryImage {
     /// from `name_ref` (the entry it was recorded under); a slot cut mid-write (odd sequence, or a
     /// check word that does not match) is counted in `torn` and skipped.
     func flightEntries() -> (entries: [FlightRecorder.Entry], torn: Int, recorded: UInt64) {
-        var slots: [(seq: UInt64, end: UInt64, entry: FlightRecorder.Entry)] = []
+        var whole: [perf_flight_slot] = []
         var newest = [UInt64](repeating: 0, count: ringLanes)
         var torn = 0
-        var names: [UInt32: String] = [:]
         for index in 0..<ringCapacity * ringLanes {
             let offset = ringOffset + index * L.slotBytes
             guard offset + L.slotBytes <= count, offset + L.slotBytes <= arenaOffset else { break }
@@ -125,29 +124,35 @@ extension SpanMemoryImage {
                 torn += 1
                 continue
             }
-            let name: String
-            if slot.name_ref != 0 {
-                if let known = names[slot.name_ref] {
-                    name = known
-                } else {
-                    name = self.name(ofEntry: Int(slot.name_ref) - 1) ?? FlightRecorder.unknownName
-                    names[slot.name_ref] = name
-                }
-            } else if slot.name_len & FlightRecorder.scalarFlag != 0 {
-                name = Unicode.Scalar(slot.name_len & ~FlightRecorder.scalarFlag).map(String.init) ?? "?"
-            } else {
-                name = FlightRecorder.unknownName
-            }
-            let entry = FlightRecorder.Entry(
-                name: name, threadID: slot.tid, startMonotonicNanos: slot.start_ns, durationNanos: slot.duration_ns,
-                budgetNanos: slot.budget_ns == .max ? nil : slot.budget_ns, exit: FlightRecorder.exit(code: slot.exit))
-            slots.append((slot.seq, slot.start_ns &+ slot.duration_ns, entry))
+            whole.append(slot)
             let lane = index / ringCapacity
             newest[lane] = max(newest[lane], slot.seq)
         }
-        // As the live ring's reader orders them (perf_flight_sort): by end, then ticket.
-        slots.sort { ($0.end, $0.seq) < ($1.end, $1.seq) }
-        // Each lane holds its newest `ringCapacity`, so the newest that many of all are among them.
-        return (slots.suffix(ringCapacity).map(\.entry), torn, newest.reduce(0) { $0 &+ $1 / 2 })
+        // What the live ring's reader returns, by the same function.
+        let kept = whole.withUnsafeMutableBufferPointer {
+            Int(perf_flight_keep_newest($0.baseAddress, UInt64($0.count), UInt64(ringCapacity)))
+        }
+        var names: [UInt32: String] = [:]
+        let entries = whole.prefix(kept).map { slot in
+            FlightRecorder.Entry(
+                name: name(of: slot, known: &names), threadID: slot.tid, startMonotonicNanos: slot.start_ns,
+                durationNanos: slot.duration_ns, budgetNanos: slot.budget_ns == .max ? nil : slot.budget_ns,
+                exit: FlightRecorder.exit(code: slot.exit))
+        }
+        return (entries, torn, newest.reduce(0) { $0 &+ $1 / 2 })
+    }
+
+    /// A recovered slot's span name, from the entry it was recorded under (looked up once per entry).
+    private func name(of slot: perf_flight_slot, known names: inout [UInt32: String]) -> String {
+        if slot.name_ref != 0 {
+            if let known = names[slot.name_ref] { return known }
+            let name = self.name(ofEntry: Int(slot.name_ref) - 1) ?? FlightRecorder.unknownName
+            names[slot.name_ref] = name
+            return name
+        }
+        if slot.name_len & FlightRecorder.scalarFlag != 0 {
+            return Unicode.Scalar(slot.name_len & ~FlightRecorder.scalarFlag).map(String.init) ?? "?"
+        }
+        return FlightRecorder.unknownName
     }
 }

@@ -12,10 +12,10 @@ import Glibc
 /// other wrote a lap ago. Each lane keeps its own newest `capacity` spans, so the newest
 /// `capacity` spans of all threads are always there; the lanes take 4× the slots of address
 /// space, paid in memory only by lanes that threads write. Recording allocates nothing and takes
-/// no lock; a lane's oldest entry is overwritten when the lane is full.
-/// ``snapshot()`` copies the newest `capacity` whole entries out, oldest end first, skipping a slot that is being
-/// written at that instant or whose check word does not match (two writers in one slot, when
-/// one was descheduled for a whole lap of its lane), and never blocks a writer.
+/// no lock; a lane's oldest entry is overwritten when the lane is full. ``snapshot()`` copies
+/// the newest `capacity` whole entries out, oldest end first, skipping a slot that is being
+/// written at that instant or whose check word does not match (two writers in one slot, when one
+/// was descheduled for a whole lap of its lane), and never blocks a writer.
 ///
 /// ```swift
 /// let flight = FlightRecorder(capacity: 4096)!
