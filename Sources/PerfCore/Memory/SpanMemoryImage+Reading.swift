@@ -6,7 +6,8 @@ extension SpanMemoryImage {
     struct Histograms {
         var byName: [String: LatencyHistogram] = [:]
         /// Exclusive stripes whose sequence word was odd: one record was cut mid-write (by a kill).
-        /// Its bucket may or may not count; sum and extremes are kept consistent with the buckets.
+        /// It may or may not count, and the record before it (whose late tick it was adding) may
+        /// count twice; sum and extremes are kept consistent with the buckets.
         var tornRecords = 0
         /// Entries skipped: a check word that does not match the name (or a name out of bounds).
         var damagedEntries = 0
@@ -61,7 +62,7 @@ extension SpanMemoryImage {
         }
     }
 
-    /// Adds the stripe's buckets to `counts` with relaxed reads while its writers may be recording,
+    /// Adds the stripe's buckets (and its pending tick) to `counts` with relaxed reads while its writers may be recording,
     /// and returns its totals; nil when the stripe is empty.
     ///
     /// Buckets are read first and the extremes last, the reverse of the order the record methods
@@ -86,6 +87,18 @@ extension SpanMemoryImage {
                 count &+= bucket
                 if first < 0 || index < first { first = index }
                 last = max(last, index)
+            }
+        }
+        // An exclusive stripe's last record, whose tick its next record adds to the chunk.
+        if let pending = word(stripe + L.stripePendingOffset), pending != 0 {
+            let index = Int(pending & 0xFFFF_FFFF) - 1
+            if index >= 0, index < HistogramLayout.bucketCount {
+                counts[index] &+= 1
+                count &+= 1
+                if first < 0 || index < first { first = index }
+                last = max(last, index)
+            } else {
+                badReferences += 1
             }
         }
         guard first >= 0 else { return nil }

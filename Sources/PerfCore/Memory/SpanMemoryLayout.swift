@@ -85,6 +85,10 @@ public enum SpanMemoryLayout {
     static let stripeInvertedMinWord = 2
     static let stripeMaxWord = 3
     static let stripeChunkRefsOffset = 32
+    /// An exclusive stripe's last record's bucket, not yet added to its chunk: `ref << 32 |
+    /// (index + 1)`, 0 when none (see ``AtomicHistogramStripe/recordExclusively(nanos:memory:)``).
+    /// Readers count it as one more in bucket `index`.
+    static let stripePendingOffset = 560
     static let stripeTagOffset = 568
     /// "STRIPE01": marks the start of a stripe, so a reference to anything else is caught.
     static let stripeTag: UInt64 = 0x3130_4550_4952_5453
@@ -136,7 +140,8 @@ public enum SpanMemoryLayout {
 
     static let _assertions: Void = {
         assert(HistogramLayout.bucketCount % bucketsPerChunk == 0)
-        assert(stripeChunkRefsOffset + chunkGroups * 4 <= stripeTagOffset)
+        assert(stripeChunkRefsOffset + chunkGroups * 4 <= stripePendingOffset)
+        assert(stripePendingOffset + 8 <= stripeTagOffset)
         assert(entryStripesOffset + stripesPerEntry * 4 <= entryBytes)
     }()
 }
