@@ -7,6 +7,12 @@ perf_fast_clock *perf_fast_clock_shared(void) { return &perf_fast_clock_global; 
 
 void perf_fast_clock_publish(perf_fast_clock *clock, uint64_t mult, uint32_t shift, uint64_t base_tsc,
                              uint64_t base_mono) {
+    if (shift < PERF_FAST_CLOCK_SHIFT) {
+        mult <<= (PERF_FAST_CLOCK_SHIFT - shift);
+    } else if (shift > PERF_FAST_CLOCK_SHIFT) {
+        mult >>= (shift - PERF_FAST_CLOCK_SHIFT);
+    }
+    shift = PERF_FAST_CLOCK_SHIFT;
     uint64_t seq = __atomic_load_n(&clock->seq, __ATOMIC_RELAXED);
     __atomic_store_n(&clock->seq, seq + 1, __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_RELEASE);

@@ -131,6 +131,22 @@ import Testing
         #expect(HistogramRegistry(capacity: .max).capacity == 1 << 20)
     }
 
+    /// Every table size from 1 slot up: names found in their home slot and names that probe past
+    /// a collision (a table of 1 or 2 slots has little else) all count exactly, and the rest drop.
+    @Test(arguments: [1, 2, 4, 8])
+    func everyTableSizeFindsEveryNameItHolds(capacity: Int) {
+        let registry = HistogramRegistry(capacity: capacity)
+        #expect(registry.capacity == capacity)
+        let names: [StaticString] = ["size.a", "size.b", "size.c", "size.d", "size.e", "size.f", "size.g", "size.h", "size.i"]
+        for round in 1...3 {
+            for name in names { registry.record(name, nanos: UInt64(round) * 5_000) }
+        }
+        let snapshot = registry.snapshot()
+        #expect(snapshot.count == min(capacity, names.count))
+        #expect(snapshot.values.allSatisfy { $0.count == 3 && $0.sumNanos == 30_000 })
+        #expect(registry.droppedRecordCount == UInt64(3 * max(0, names.count - capacity)))
+    }
+
     @Test(.countsAllocations) func hotPathAllocatesNothing() {
         let registry = HistogramRegistry(capacity: 16)
         registry.record("alloc.hot", nanos: 1_000)  // first sighting allocates the name's counters

@@ -13,8 +13,9 @@ extern "C" {
 
 /// Conversion parameters, published by one writer (the calibrator) under a sequence lock:
 /// `seq` is odd while a write is in progress. `mult == 0` means "disabled: read CLOCK_MONOTONIC".
-/// ns = base_mono + ((tsc - base_tsc) * mult) >> shift. One cache line (the global is aligned to
-/// 64), read-mostly.
+/// ns = base_mono + ((tsc - base_tsc) * mult) >> shift, where `shift` is always
+/// `PERF_FAST_CLOCK_SHIFT` once published (the publisher rescales `mult`), so the span path shifts
+/// by a constant. One cache line (the global is aligned to 64), read-mostly.
 typedef struct perf_fast_clock {
     uint64_t seq;
     uint64_t mult;
@@ -24,13 +25,17 @@ typedef struct perf_fast_clock {
     uint64_t padding[3];
 } perf_fast_clock;
 
+/// The shift of every published parameter set: 2^-32 ns of resolution per tick.
+#define PERF_FAST_CLOCK_SHIFT 32
+
 /// The process's span clock (defined in fast_clock.c, so every module shares one copy).
 extern perf_fast_clock perf_fast_clock_global;
 
 /// The process's span clock, for the calibrator (Swift does not touch C globals directly).
 perf_fast_clock *perf_fast_clock_shared(void);
 
-/// Publishes new parameters (mult 0 disables). One writer at a time.
+/// Publishes new parameters (mult 0 disables). One writer at a time. A `shift` other than
+/// `PERF_FAST_CLOCK_SHIFT` is rescaled to it (exactly, for shifts up to 32).
 void perf_fast_clock_publish(perf_fast_clock *clock, uint64_t mult, uint32_t shift, uint64_t base_tsc,
                              uint64_t base_mono);
 
@@ -81,11 +86,10 @@ static inline uint64_t perf_fast_ns_from(const perf_fast_clock *clock) {
         if (mult == 0) break;
         uint64_t base_tsc = __atomic_load_n(&clock->base_tsc, __ATOMIC_RELAXED);
         uint64_t base_mono = __atomic_load_n(&clock->base_mono, __ATOMIC_RELAXED);
-        uint64_t shift = __atomic_load_n(&clock->shift, __ATOMIC_RELAXED);
         uint64_t tsc = perf_rdtsc();
         __atomic_thread_fence(__ATOMIC_ACQUIRE);
         if ((seq & 1) != 0 || __atomic_load_n(&clock->seq, __ATOMIC_RELAXED) != seq) continue;
-        return perf_fast_ns_convert(tsc, mult, shift, base_tsc, base_mono);
+        return perf_fast_ns_convert(tsc, mult, PERF_FAST_CLOCK_SHIFT, base_tsc, base_mono);
     }
 #endif
     (void)clock;

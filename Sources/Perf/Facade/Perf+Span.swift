@@ -27,7 +27,9 @@ extension Perf {
         /// Ends the span successfully; the span is consumed.
         @inlinable
         public consuming func end() {
-            guard let token, PerfState.recorderSlot.load(ordering: .relaxed) != nil else { return }
+            // No pre-check of the slot: a token exists only if something was installed at begin,
+            // and the acquiring load below finds nothing once it is shut down.
+            guard let token else { return }
             // Spelled out rather than through `withRecorder`: the optimizer then inlines the end
             // into the caller, as it did before the reader section (through the generic helper
             // it called the end's closure out of line, ~2 ns more per span).
@@ -42,7 +44,7 @@ extension Perf {
         /// probe costs a program when no tracer listens (the same code, measured in the same run).
         @inlinable
         package consuming func endWithoutProbe() {
-            guard let token, PerfState.recorderSlot.load(ordering: .relaxed) != nil else { return }
+            guard let token else { return }
             let section = perf_reader_enter()
             if let recorder = PerfState.recorderSlot.load(ordering: .acquiring) {
                 recorder._withUnsafeGuaranteedRef {

@@ -24,18 +24,38 @@ struct AtomicHistogramTable: @unchecked Sendable {
     /// Creates a table of `capacity` slots (a power of two, the memory's name capacity).
     init(capacity: Int) {
         slotCount = capacity
-        shift = UInt64(64 - capacity.trailingZeroBitCount)
+        // The top log2(capacity) bits of the hash, masked to the table; at most 63 (a shift of 64
+        // would wrap to 0 under `&>>`), and the mask makes a 1-slot table's home 0.
+        shift = UInt64(64 - max(1, capacity.trailingZeroBitCount))
         slots = .allocate(capacity: capacity)
         slots.initialize(repeating: nil, count: capacity)
     }
 
     /// The entry of the name at `key`, created on first sight (with `site`, where its first span
     /// began); nil when the table or the memory is full.
+    ///
+    /// The hot path is the name found in its home slot: a multiply, a shift, one load and one
+    /// compare. Anything else (a collision, a new name) goes out of line, so the span path keeps
+    /// none of the probe loop's registers.
     @inline(__always)
     func entry(key: UnsafeRawPointer, length: Int, site: CallSite?, memory: SpanMemory) -> AtomicHistogramEntry? {
         // Fibonacci hashing spreads the (aligned, clustered) literal addresses over the table.
         let hash = UInt64(UInt(bitPattern: key)) &* 0x9E37_79B9_7F4A_7C15
-        var slot = shift == 64 ? 0 : Int(truncatingIfNeeded: hash >> shift)
+        let home = Int(truncatingIfNeeded: hash &>> shift) & (slotCount &- 1)
+        if let found = perf_atomic_load_ptr_acquire(slots + home) {
+            let entry = AtomicHistogramEntry(found)
+            if entry.holds(key: key) { return entry }
+        }
+        return probe(from: home, key: key, length: length, site: site, memory: memory)
+    }
+
+    /// Slow path: probes on from `home` (whose slot did not hold the name), making the entry in
+    /// the first empty slot.
+    @inline(never)
+    private func probe(
+        from home: Int, key: UnsafeRawPointer, length: Int, site: CallSite?, memory: SpanMemory
+    ) -> AtomicHistogramEntry? {
+        var slot = home
         for _ in 0..<slotCount {
             if let found = perf_atomic_load_ptr_acquire(slots + slot) {
                 let entry = AtomicHistogramEntry(found)

@@ -136,24 +136,31 @@ public final class SpanRecorder: Sendable {
             token.name, nameRef: nameRef, startNanos: token.startNanos, durationNanos: elapsed, budgetNanos: token.budgetNanos, exit: exit)
         if probes { Probes.spanEnd(token.name, durationNanos: elapsed, budgetNanos: token.budgetNanos, exit: exit) }
         if elapsed >= token.recordThresholdNanos {
-            recordScopedEnd(token, elapsed: elapsed, exit: exit, reason: reason, detail: detail, count: count)
+            recordScopedEnd(
+                name: token.name, site: token.site, recordThresholdNanos: token.recordThresholdNanos, elapsed: elapsed,
+                exit: exit, reason: reason, detail: detail, count: count)
         }
     }
 
-    /// The slow path of a scoped span: build its record (wall time is read only here) and emit it.
     /// The span flight recorder this recorder writes, if any.
     public var flightRecorder: FlightRecorder? { flight }
 
-    @usableFromInline
+    /// The slow path of a scoped span: build its record (wall time is read only here) and emit it.
+    ///
+    /// Takes the token's fields rather than the token: a token passed whole is passed by address,
+    /// so every span's begin stored all of it to the stack for an end that seldom comes here.
+    @usableFromInline @inline(never)
     func recordScopedEnd(
-        _ token: SpanToken, elapsed: UInt64, exit: SpanExit, reason: String?, detail: String?, count: Int?
+        name: StaticString, site: CallSite, recordThresholdNanos: UInt64, elapsed: UInt64, exit: SpanExit,
+        reason: String?, detail: String?, count: Int?
     ) {
         let wall = clock.wallNanos()
         pipeline.emit(
             .spanEnded(
                 SpanEndRecord(
-                    id: 0, name: token.name.description, site: token.site.description,
+                    id: 0, name: name.description, site: site.description,
                     startWallNanos: wall >= elapsed ? wall - elapsed : 0, durationNanos: elapsed,
-                    budgetNanos: token.budgetNanos, exit: exit, reason: reason, detail: detail, count: count)))
+                    budgetNanos: SpanToken.budget(recordThresholdNanos: recordThresholdNanos), exit: exit,
+                    reason: reason, detail: detail, count: count)))
     }
 }

@@ -35,8 +35,11 @@ public struct SpanToken: Sendable {
     }
 
     /// The budget; `nil` means the span is recorded every time it ends.
-    public var budgetNanos: UInt64? {
-        recordThresholdNanos == 0 ? nil : (recordThresholdNanos == .max ? .max : recordThresholdNanos - 1)
+    public var budgetNanos: UInt64? { Self.budget(recordThresholdNanos: recordThresholdNanos) }
+
+    /// The budget a threshold encodes.
+    static func budget(recordThresholdNanos threshold: UInt64) -> UInt64? {
+        threshold == 0 ? nil : (threshold == .max ? .max : threshold - 1)
     }
 
     /// True for keyed, bounded and indefinite spans, which live in the open-span registry.
