@@ -55,6 +55,7 @@ public enum Perf {
             guard let runtime = state.current else { return nil }
             state.current = nil
             PerfState.recorderSlot.store(nil, ordering: .releasing)
+            PerfState.spanClockRecorder.store(0, ordering: .releasing)
             HangReporting.install(nil)
             return runtime
         }
@@ -128,7 +129,10 @@ public enum Perf {
                     configuration: configuration, environment: environment, clock: clock, report: report)
             else { return false }
             state.current = runtime
-            PerfState.recorderSlot.store(Unmanaged.passUnretained(runtime.recorder), ordering: .releasing)
+            let recorder = Unmanaged.passUnretained(runtime.recorder)
+            PerfState.spanClockRecorder.store(
+                runtime.recorder.readsSpanClock ? UInt(bitPattern: recorder.toOpaque()) : 0, ordering: .releasing)
+            PerfState.recorderSlot.store(recorder, ordering: .releasing)
             HangReporting.install(HangRecording())
             DiagnosticsCapture.startSchedule(runtime)
             return true
@@ -160,6 +164,13 @@ enum PerfState {
     /// 1.272× the clock pair; five quick runs of each build, interleaved, on a 2-core VM).
     @usableFromInline
     static let recorderSlot = Atomic<Unmanaged<SpanRecorder>?>(nil)
+
+    /// The installed recorder's address when it reads the span clock (every real install), else
+    /// 0: `Perf.begin` compares it with the slot it loaded and, when they match, begins the span
+    /// without a reader section or a load through the recorder. Stored before the slot at install
+    /// and cleared with it at shutdown.
+    @usableFromInline
+    static let spanClockRecorder = Atomic<UInt>(0)
 
     /// Runs `body` with the installed recorder inside a reader section; nil when none is
     /// installed. The recorder is valid until `body` returns: never keep it.

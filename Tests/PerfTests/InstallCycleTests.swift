@@ -97,6 +97,30 @@ extension PerfGlobalStateTests {
             #expect((Perf.spanHistograms()["cycles.kept"]?.count ?? 0) >= 1)
         }
 
+        /// `Perf.begin` skips the reader section only for the recorder that reads the span clock:
+        /// the marker names the installed recorder then, is 0 for a test clock's recorder (whose
+        /// spans must be timed by that clock) and is cleared by shutdown with the slot.
+        @Test func theSpanClockMarkerFollowsTheInstalledRecorder() {
+            Perf.shutdown()
+            Self.install()
+            let installed = PerfState.recorderSlot.load(ordering: .acquiring).map { UInt(bitPattern: $0.toOpaque()) }
+            #expect(installed != nil)
+            #expect(PerfState.spanClockRecorder.load(ordering: .acquiring) == installed)
+            Perf.shutdown()
+            #expect(PerfState.spanClockRecorder.load(ordering: .acquiring) == 0)
+            let clock = ManualClock()
+            Perf.install(
+                Perf.Configuration(app: Perf.AppInfo(name: "cycles"), recording: .disabled), environment: [:],
+                clock: clock, report: { _ in })
+            defer { Perf.shutdown() }
+            #expect(Perf.isInstalled)
+            #expect(PerfState.spanClockRecorder.load(ordering: .acquiring) == 0)
+            let span = Perf.begin("cycles.manual", slowMs: 60_000)
+            clock.advance(byNanos: 7_000_000)
+            span.end()
+            #expect(Perf.spanHistograms()["cycles.manual"]?.maxNanos == 7_000_000)
+        }
+
         /// A thread inside a section when shutdown starts keeps a usable recorder until it leaves:
         /// it ends a span through the recorder it loaded 50 ms after the slot was cleared (the
         /// wait only widens the window a missing grace period would free the runtime in; nothing

@@ -89,8 +89,13 @@ extension Perf {
     public static func begin(
         _ name: StaticString, slowMs: Double?, fileID: StaticString = #fileID, line: UInt = #line
     ) -> Span {
-        guard PerfState.recorderSlot.load(ordering: .relaxed) != nil else { return Span(token: nil) }
+        guard let installed = PerfState.recorderSlot.load(ordering: .relaxed) else { return Span(token: nil) }
         let site = CallSite(fileID: fileID, line: UInt32(truncatingIfNeeded: line))
+        if PerfState.spanClockRecorder.load(ordering: .relaxed) == UInt(bitPattern: installed.toOpaque()) {
+            // The recorder reads the span clock, and a scoped begin needs nothing else of it: no
+            // reader section, no load through the recorder (which shutdown may free meanwhile).
+            return Span(token: SpanRecorder.beginOnSpanClock(name, budgetNanos: budgetNanos(slowMs), site: site))
+        }
         let section = perf_reader_enter()
         defer { perf_reader_exit(section) }
         guard let recorder = PerfState.recorderSlot.load(ordering: .acquiring) else { return Span(token: nil) }

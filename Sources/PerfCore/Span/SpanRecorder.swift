@@ -99,6 +99,18 @@ public final class SpanRecorder: Sendable {
         return SpanToken(name: name, startNanos: start, budgetNanos: budgetNanos, site: site, id: 0)
     }
 
+    /// Whether this recorder times spans with the span clock (``SpanClock/shared``), as every
+    /// recorder of a real install does; a test's manual clock makes it false.
+    public var readsSpanClock: Bool { readsSystemClock }
+
+    /// Begins a scoped span of a recorder that reads the span clock (``readsSpanClock``) without
+    /// touching the recorder: what such a recorder's `begin` would return. Lets the facade begin a
+    /// span with no reader section and no load through the recorder.
+    @inlinable @inline(__always)
+    public static func beginOnSpanClock(_ name: StaticString, budgetNanos: UInt64?, site: CallSite) -> SpanToken {
+        SpanToken(name: name, startNanos: perf_fast_ns(), budgetNanos: budgetNanos, site: site, id: 0)
+    }
+
     /// Ends a span: ticks its histogram, and records it if it ran past its budget (or has none).
     ///
     /// Ending a registered span that was already closed for it (superseded, expired, `closeAll`)
