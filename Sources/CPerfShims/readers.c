@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 __thread perf_reader perf_tls_reader;
+uintptr_t perf_span_clock_recorder;
 
 static pthread_mutex_t readers_lock = PTHREAD_MUTEX_INITIALIZER;
 static perf_reader readers_head = {0, &readers_head, &readers_head, 1};

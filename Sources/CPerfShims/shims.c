@@ -106,17 +106,17 @@ uint32_t perf_thread_stripe_assign(void) {
 
 __thread int32_t perf_cached_tid = 0;
 
-// A forked child's thread has a new id: the parent's cached one must not follow it.
-static void reset_cached_tid(void) { perf_cached_tid = 0; }
+// A forked child's thread has a new id: the parent's cached one must not follow it, nor the
+// copy in its flight recorder block (emptied, so the child's next span claims a block anew).
+static void reset_cached_tid(void) {
+    perf_cached_tid = 0;
+    perf_flight_tls.next = 0;
+    perf_flight_tls.end = 0;
+}
 static pthread_once_t tid_atfork_once = PTHREAD_ONCE_INIT;
 static void register_tid_atfork(void) { (void)pthread_atfork(NULL, NULL, reset_cached_tid); }
 
-__thread uint64_t perf_flight_next = 0;
-__thread uint64_t perf_flight_end = 0;
-__thread uint64_t perf_flight_generation = 0;
-__thread uint64_t perf_flight_claimed_ns = 0;
-__thread uint64_t perf_flight_lane_index = 0;
-__thread perf_flight_slot *perf_flight_lane_slots = NULL;
+__thread perf_flight_block perf_flight_tls;
 static uint64_t flight_generations = 0;
 
 // C11's aligned_alloc wants a size that is a multiple of the alignment: glibc tolerates any size,
@@ -163,21 +163,24 @@ void perf_flight_ring_destroy(perf_flight_ring *ring) {
 }
 
 uint64_t perf_flight_claim(perf_flight_ring *ring, uint64_t now_ns) {
-    perf_flight_claimed_ns = now_ns;
+    perf_flight_block *block = &perf_flight_tls;
+    block->claimed_ns = now_ns;
+    block->tid = perf_thread_tid();
     // A thread keeps its stripe index for life, so it keeps its lane.
     uint64_t lane = perf_thread_stripe() & ring->lane_mask;
-    perf_flight_lane_index = lane;
-    perf_flight_lane_slots = ring->slots + (lane << ring->lane_shift);
+    block->lane_index = lane;
+    block->lane_slots = ring->slots + (lane << ring->lane_shift);
     uint64_t first = __atomic_fetch_add(&ring->lanes[lane].head, ring->block, __ATOMIC_RELAXED);
-    perf_flight_end = first + ring->block;
-    perf_flight_generation = ring->generation;
+    block->end = first + ring->block;
+    block->generation = ring->generation;
     return first;
 }
 
 uint64_t perf_flight_recheck(perf_flight_ring *ring, uint64_t ticket, uint64_t now_ns) {
-    if (ticket + (ring->mask >> 2) < __atomic_load_n(&ring->lanes[perf_flight_lane_index].head, __ATOMIC_RELAXED))
+    perf_flight_block *block = &perf_flight_tls;
+    if (ticket + (ring->mask >> 2) < __atomic_load_n(&ring->lanes[block->lane_index].head, __ATOMIC_RELAXED))
         return perf_flight_claim(ring, now_ns);
-    perf_flight_claimed_ns = now_ns;
+    block->claimed_ns = now_ns;
     return ticket;
 }
 

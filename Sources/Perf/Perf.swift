@@ -55,7 +55,7 @@ public enum Perf {
             guard let runtime = state.current else { return nil }
             state.current = nil
             PerfState.recorderSlot.store(nil, ordering: .releasing)
-            PerfState.spanClockRecorder.store(0, ordering: .releasing)
+            perf_span_clock_recorder_store(0)
             HangReporting.install(nil)
             return runtime
         }
@@ -130,8 +130,8 @@ public enum Perf {
             else { return false }
             state.current = runtime
             let recorder = Unmanaged.passUnretained(runtime.recorder)
-            PerfState.spanClockRecorder.store(
-                runtime.recorder.readsSpanClock ? UInt(bitPattern: recorder.toOpaque()) : 0, ordering: .releasing)
+            // Stored before the slot, cleared with it (`perf_span_clock_recorder`).
+            perf_span_clock_recorder_store(runtime.recorder.readsSpanClock ? UInt(bitPattern: recorder.toOpaque()) : 0)
             PerfState.recorderSlot.store(recorder, ordering: .releasing)
             HangReporting.install(HangRecording())
             DiagnosticsCapture.startSchedule(runtime)
@@ -165,12 +165,6 @@ enum PerfState {
     @usableFromInline
     static let recorderSlot = Atomic<Unmanaged<SpanRecorder>?>(nil)
 
-    /// The installed recorder's address when it reads the span clock (every real install), else
-    /// 0: `Perf.begin` compares it with the slot it loaded and, when they match, begins the span
-    /// without a reader section or a load through the recorder. Stored before the slot at install
-    /// and cleared with it at shutdown.
-    @usableFromInline
-    static let spanClockRecorder = Atomic<UInt>(0)
 
     /// Runs `body` with the installed recorder inside a reader section; nil when none is
     /// installed. The recorder is valid until `body` returns: never keep it.

@@ -47,6 +47,30 @@ import Testing
         #expect(snapshot.entries.allSatisfy { $0.threadID > 0 })
     }
 
+    /// A slot names the kernel thread that wrote it: the thread id travels with each thread's
+    /// block of tickets, claimed per ring, so a thread moving from one ring to another never
+    /// lends the first ring's block (or id) to the second.
+    @Test func everySlotNamesTheThreadThatWroteIt() {
+        let rings = [FlightRecorder(capacity: 4096)!, FlightRecorder(capacity: 4096)!]
+        let tids = Mutex<[Int32: Int]>([:])
+        HistogramRegistryTests.onThreads(4) { thread in
+            tids.withLock { $0[perf_gettid()] = thread }
+            for index in 0..<600 as Range<UInt64> {
+                rings[index < 300 ? 0 : 1].record(
+                    "tid.owner", startNanos: UInt64(thread) << 32 | index, durationNanos: 1, budgetNanos: nil, exit: .success)
+            }
+        }
+        let owners = tids.withLock { $0 }
+        #expect(owners.count == 4)
+        for ring in rings {
+            let entries = ring.snapshot().entries
+            #expect(entries.count == 1_200)
+            for entry in entries {
+                #expect(owners[entry.threadID] == Int(entry.startMonotonicNanos >> 32), "slot of \(entry.threadID)")
+            }
+        }
+    }
+
     @Test func anEmptyRingSnapshotsNothing() {
         let snapshot = FlightRecorder(capacity: 4)!.snapshot()
         #expect(snapshot.entries.isEmpty)

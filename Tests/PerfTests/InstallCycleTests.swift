@@ -105,16 +105,16 @@ extension PerfGlobalStateTests {
             Self.install()
             let installed = PerfState.recorderSlot.load(ordering: .acquiring).map { UInt(bitPattern: $0.toOpaque()) }
             #expect(installed != nil)
-            #expect(PerfState.spanClockRecorder.load(ordering: .acquiring) == installed)
+            #expect(perf_span_clock_recorder_load() == installed)
             Perf.shutdown()
-            #expect(PerfState.spanClockRecorder.load(ordering: .acquiring) == 0)
+            #expect(perf_span_clock_recorder_load() == 0)
             let clock = ManualClock()
             Perf.install(
                 Perf.Configuration(app: Perf.AppInfo(name: "cycles"), recording: .disabled), environment: [:],
                 clock: clock, report: { _ in })
             defer { Perf.shutdown() }
             #expect(Perf.isInstalled)
-            #expect(PerfState.spanClockRecorder.load(ordering: .acquiring) == 0)
+            #expect(perf_span_clock_recorder_load() == 0)
             let span = Perf.begin("cycles.manual", slowMs: 60_000)
             clock.advance(byNanos: 7_000_000)
             span.end()

@@ -57,6 +57,20 @@ static inline void perf_reader_exit(uint64_t entered) {
 /// may then be freed).
 int perf_reader_synchronize(void);
 
+/// The address of the installed recorder when it reads the span clock, else 0: `Perf.begin`
+/// compares it with the recorder slot it loaded and, when they match, begins a scoped span with
+/// no reader section (it needs nothing of the recorder). A C global, so the span path reads it
+/// with one load rather than through a Swift global's accessor.
+extern uintptr_t perf_span_clock_recorder;
+
+static inline uintptr_t perf_span_clock_recorder_load(void) {
+    return __atomic_load_n(&perf_span_clock_recorder, __ATOMIC_RELAXED);
+}
+
+static inline void perf_span_clock_recorder_store(uintptr_t recorder) {
+    __atomic_store_n(&perf_span_clock_recorder, recorder, __ATOMIC_RELEASE);
+}
+
 #ifdef __cplusplus
 }
 #endif

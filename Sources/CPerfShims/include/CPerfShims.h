@@ -206,15 +206,20 @@ static inline uint64_t perf_flight_slot_count(uint64_t capacity) {
     return capacity * perf_flight_lane_count(capacity);
 }
 
-/// A thread's block of tickets: [perf_flight_next, perf_flight_end) of lane `perf_flight_lane_index`
-/// of ring `perf_flight_generation`, whose slots start at `perf_flight_lane_slots`.
-extern __thread uint64_t perf_flight_next;
-extern __thread uint64_t perf_flight_end;
-extern __thread uint64_t perf_flight_generation;
-extern __thread uint64_t perf_flight_lane_index;
-extern __thread perf_flight_slot *perf_flight_lane_slots;
-/// When the block was last checked against its lane's head.
-extern __thread uint64_t perf_flight_claimed_ns;
+/// A thread's block of tickets, in one thread-local so the span path finds all of it from one
+/// address: [next, end) of lane `lane_index` of ring `generation`, whose slots start at
+/// `lane_slots`, checked against the lane's head at `claimed_ns`, written with the thread's `tid`
+/// (copied at each claim; a forked child's first span claims anew).
+typedef struct perf_flight_block {
+    uint64_t next;
+    uint64_t end;
+    uint64_t generation;
+    uint64_t claimed_ns;
+    perf_flight_slot *lane_slots;
+    uint64_t lane_index;
+    int32_t tid;
+} perf_flight_block;
+extern __thread perf_flight_block perf_flight_tls;
 
 /// A ring of `capacity` (a power of two ≥ 1; perf_flight_slot_count(capacity) slots), or NULL
 /// when memory is short.
@@ -264,18 +269,19 @@ static inline uint64_t perf_flight_name_word(uint32_t name_len, uint32_t name_re
 static inline void perf_flight_record(perf_flight_ring *ring, const void *name, uint32_t name_len,
                                       uint32_t name_ref, uint64_t start_ns, uint64_t duration_ns, uint64_t budget_ns,
                                       uint32_t exit) {
-    uint64_t ticket = perf_flight_next;
+    perf_flight_block *block = &perf_flight_tls;
+    uint64_t ticket = block->next;
     // A block of another ring or used up: take a new one. A block is checked against its
     // lane's head (overtaken by a quarter lap?) at most once a millisecond, not on every span:
     // a lap within the millisecond would take over 1,000 spans.
-    if (__builtin_expect(perf_flight_generation != ring->generation || ticket >= perf_flight_end, 0)) {
+    if (__builtin_expect(block->generation != ring->generation || ticket >= block->end, 0)) {
         ticket = perf_flight_claim(ring, start_ns);
-    } else if (__builtin_expect(start_ns - perf_flight_claimed_ns > 1000000, 0)) {
+    } else if (__builtin_expect(start_ns - block->claimed_ns > 1000000, 0)) {
         ticket = perf_flight_recheck(ring, ticket, start_ns);
     }
-    perf_flight_next = ticket + 1;
-    perf_flight_slot *slot = &perf_flight_lane_slots[ticket & ring->mask];
-    int32_t tid = perf_thread_tid();
+    block->next = ticket + 1;
+    perf_flight_slot *slot = &block->lane_slots[ticket & ring->mask];
+    int32_t tid = block->tid;
     uint64_t seq = 2 * ticket + 2;
     __atomic_store_n(&slot->seq, seq - 1, __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_RELEASE);

@@ -91,7 +91,7 @@ extension Perf {
     ) -> Span {
         guard let installed = PerfState.recorderSlot.load(ordering: .relaxed) else { return Span(token: nil) }
         let site = CallSite(fileID: fileID, line: UInt32(truncatingIfNeeded: line))
-        if PerfState.spanClockRecorder.load(ordering: .relaxed) == UInt(bitPattern: installed.toOpaque()) {
+        if perf_span_clock_recorder_load() == UInt(bitPattern: installed.toOpaque()) {
             // The recorder reads the span clock, and a scoped begin needs nothing else of it: no
             // reader section, no load through the recorder (which shutdown may free meanwhile).
             return Span(token: SpanRecorder.beginOnSpanClock(name, budgetNanos: budgetNanos(slowMs), site: site))
