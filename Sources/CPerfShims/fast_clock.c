@@ -20,6 +20,7 @@ void perf_fast_clock_publish(perf_fast_clock *clock, uint64_t mult, uint32_t shi
     __atomic_store_n(&clock->base_tsc, base_tsc, __ATOMIC_RELAXED);
     __atomic_store_n(&clock->base_mono, base_mono, __ATOMIC_RELAXED);
     __atomic_store_n(&clock->shift, (uint64_t)shift, __ATOMIC_RELAXED);
+    __atomic_store_n(&clock->offset, perf_fast_clock_offset(mult, base_tsc, base_mono), __ATOMIC_RELAXED);
     __atomic_store_n(&clock->seq, seq + 2, __ATOMIC_RELEASE);
 }
 

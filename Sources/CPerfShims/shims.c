@@ -164,7 +164,7 @@ void perf_flight_ring_destroy(perf_flight_ring *ring) {
 
 uint64_t perf_flight_claim(perf_flight_ring *ring, uint64_t now_ns) {
     perf_flight_block *block = &perf_flight_tls;
-    block->claimed_ns = now_ns;
+    block->recheck_ns = now_ns + 1000000;
     block->tid = perf_thread_tid();
     // A thread keeps its stripe index for life, so it keeps its lane.
     uint64_t lane = perf_thread_stripe() & ring->lane_mask;
@@ -180,7 +180,7 @@ uint64_t perf_flight_recheck(perf_flight_ring *ring, uint64_t ticket, uint64_t n
     perf_flight_block *block = &perf_flight_tls;
     if (ticket + (ring->mask >> 2) < __atomic_load_n(&ring->lanes[block->lane_index].head, __ATOMIC_RELAXED))
         return perf_flight_claim(ring, now_ns);
-    block->claimed_ns = now_ns;
+    block->recheck_ns = now_ns + 1000000;
     return ticket;
 }
 

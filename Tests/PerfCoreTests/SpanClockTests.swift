@@ -182,6 +182,29 @@ private let eligibleCPUInfo = """
         #expect(clock.largestOffsetNanos == 5_000)
     }
 
+    /// The span path scales the whole counter and adds an offset; the calibrator's base form
+    /// scales the distance from the base. Seeded parameters (0.25 to 4 ns a tick, bases up to
+    /// 2^58 ticks and 2^62 ns) and readings up to 2^40 ticks either side of the base: the two
+    /// forms never differ by more than the nanosecond's rounding.
+    @Test func theSpanPathsOffsetFormAgreesWithTheBaseForm() {
+        let seed = SeededRandom.makeSeed()
+        var random = SeededRandom(seed: seed)
+        var worst: UInt64 = 0
+        for _ in 0..<20_000 {
+            let mult = (UInt64(1) << 30) + random.next() % (UInt64(15) << 30)
+            let baseTSC = (UInt64(1) << 41) + random.next() % (UInt64(1) << 58)
+            let baseMono = random.next() % (UInt64(1) << 62)
+            let distance = random.next() % (UInt64(1) << 40)
+            let tsc = random.next() % 2 == 0 ? baseTSC + distance : baseTSC - distance
+            let offset = perf_fast_clock_offset(mult, baseTSC, baseMono)
+            let scaled = perf_fast_ns_scaled(tsc, mult, offset)
+            let based = perf_fast_ns_convert(tsc, mult, UInt64(PERF_FAST_CLOCK_SHIFT), baseTSC, baseMono)
+            worst = max(worst, scaled > based ? scaled - based : based - scaled)
+        }
+        #expect(worst <= 1, "seed \(seed)")
+        #expect(perf_fast_ns_scaled(1_000, 1 << 32, perf_fast_clock_offset(1 << 32, 1_000, 77)) == 77)
+    }
+
     @Test func backwardsPairsFallBack() {
         let clock = SpanClock(host: host())
         clock.start(anchor: (tsc: 10_000_000_000, mono: 5_000_000_000))

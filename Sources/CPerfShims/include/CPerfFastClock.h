@@ -22,7 +22,10 @@ typedef struct perf_fast_clock {
     uint64_t base_tsc;
     uint64_t base_mono;
     uint64_t shift;
-    uint64_t padding[3];
+    /// base_mono - ((base_tsc * mult) >> shift), wrapping: what the span path adds to the scaled
+    /// counter, so a read needs two parameters and no subtraction (see perf_fast_ns_from).
+    uint64_t offset;
+    uint64_t padding[2];
 } perf_fast_clock;
 
 /// The shift of every published parameter set: 2^-32 ns of resolution per tick.
@@ -76,6 +79,19 @@ static inline uint64_t perf_fast_ns_convert(uint64_t tsc, uint64_t mult, uint64_
     return base_mono - (uint64_t)(((unsigned __int128)(base_tsc - tsc) * mult) >> shift);
 }
 
+/// The span path's form of perf_fast_ns_convert (shift PERF_FAST_CLOCK_SHIFT): the counter scaled
+/// whole, then moved onto CLOCK_MONOTONIC by `offset` (perf_fast_clock_offset). It differs from
+/// the base form by at most the nanosecond's rounding for any reading, before or after the base:
+/// the wrapping difference of two scaled readings is exact below 2^64 ns.
+static inline uint64_t perf_fast_ns_scaled(uint64_t tsc, uint64_t mult, uint64_t offset) {
+    return (uint64_t)(((unsigned __int128)tsc * mult) >> PERF_FAST_CLOCK_SHIFT) + offset;
+}
+
+/// The `offset` that makes perf_fast_ns_scaled read `base_mono` at `base_tsc`.
+static inline uint64_t perf_fast_clock_offset(uint64_t mult, uint64_t base_tsc, uint64_t base_mono) {
+    return base_mono - (uint64_t)(((unsigned __int128)base_tsc * mult) >> PERF_FAST_CLOCK_SHIFT);
+}
+
 /// Nanoseconds on the CLOCK_MONOTONIC timeline from `clock`: the scaled TSC when enabled, else
 /// clock_gettime(CLOCK_MONOTONIC).
 static inline uint64_t perf_fast_ns_from(const perf_fast_clock *clock) {
@@ -84,12 +100,11 @@ static inline uint64_t perf_fast_ns_from(const perf_fast_clock *clock) {
         uint64_t seq = __atomic_load_n(&clock->seq, __ATOMIC_ACQUIRE);
         uint64_t mult = __atomic_load_n(&clock->mult, __ATOMIC_RELAXED);
         if (mult == 0) break;
-        uint64_t base_tsc = __atomic_load_n(&clock->base_tsc, __ATOMIC_RELAXED);
-        uint64_t base_mono = __atomic_load_n(&clock->base_mono, __ATOMIC_RELAXED);
+        uint64_t offset = __atomic_load_n(&clock->offset, __ATOMIC_RELAXED);
         uint64_t tsc = perf_rdtsc();
         __atomic_thread_fence(__ATOMIC_ACQUIRE);
         if ((seq & 1) != 0 || __atomic_load_n(&clock->seq, __ATOMIC_RELAXED) != seq) continue;
-        return perf_fast_ns_convert(tsc, mult, PERF_FAST_CLOCK_SHIFT, base_tsc, base_mono);
+        return perf_fast_ns_scaled(tsc, mult, offset);
     }
 #endif
     (void)clock;

@@ -208,13 +208,14 @@ static inline uint64_t perf_flight_slot_count(uint64_t capacity) {
 
 /// A thread's block of tickets, in one thread-local so the span path finds all of it from one
 /// address: [next, end) of lane `lane_index` of ring `generation`, whose slots start at
-/// `lane_slots`, checked against the lane's head at `claimed_ns`, written with the thread's `tid`
-/// (copied at each claim; a forked child's first span claims anew).
+/// `lane_slots`, checked against the lane's head again once a span starts past `recheck_ns` (1 ms
+/// after the last check), written with the thread's `tid` (copied at each claim; a forked child's
+/// first span claims anew).
 typedef struct perf_flight_block {
     uint64_t next;
     uint64_t end;
     uint64_t generation;
-    uint64_t claimed_ns;
+    uint64_t recheck_ns;
     perf_flight_slot *lane_slots;
     uint64_t lane_index;
     int32_t tid;
@@ -276,7 +277,7 @@ static inline void perf_flight_record(perf_flight_ring *ring, const void *name, 
     // a lap within the millisecond would take over 1,000 spans.
     if (__builtin_expect(block->generation != ring->generation || ticket >= block->end, 0)) {
         ticket = perf_flight_claim(ring, start_ns);
-    } else if (__builtin_expect(start_ns - block->claimed_ns > 1000000, 0)) {
+    } else if (__builtin_expect(start_ns > block->recheck_ns, 0)) {
         ticket = perf_flight_recheck(ring, ticket, start_ns);
     }
     block->next = ticket + 1;
