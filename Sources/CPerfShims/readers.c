@@ -8,7 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
-__thread perf_reader perf_tls_reader;
+PERF_TLS perf_reader perf_tls_reader;
 uintptr_t perf_span_clock_recorder;
 
 static pthread_mutex_t readers_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -28,7 +28,7 @@ int perf_pipe2(int fds[2], int flags) { return pipe2(fds, flags); }
 #include <pthread.h>
 #include <sys/prctl.h>
 
-__thread uint32_t perf_stripe_index_plus_one;
+PERF_TLS uint32_t perf_stripe_index_plus_one;
 
 static uint32_t exclusive_taken;
 static uint32_t shared_next;
@@ -104,7 +104,7 @@ uint32_t perf_thread_stripe_assign(void) {
 
 // MARK: - Flight recorder
 
-__thread int32_t perf_cached_tid = 0;
+PERF_TLS int32_t perf_cached_tid = 0;
 
 // A forked child's thread has a new id: the parent's cached one must not follow it, nor the
 // copy in its flight recorder block (emptied, so the child's next span claims a block anew).
@@ -116,7 +116,7 @@ static void reset_cached_tid(void) {
 static pthread_once_t tid_atfork_once = PTHREAD_ONCE_INIT;
 static void register_tid_atfork(void) { (void)pthread_atfork(NULL, NULL, reset_cached_tid); }
 
-__thread perf_flight_block perf_flight_tls;
+PERF_TLS perf_flight_block perf_flight_tls;
 static uint64_t flight_generations = 0;
 
 // C11's aligned_alloc wants a size that is a multiple of the alignment: glibc tolerates any size,

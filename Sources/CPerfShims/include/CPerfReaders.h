@@ -11,6 +11,15 @@
 
 #include <stdint.h>
 
+/// Thread-locals the span path reads. The initial-exec model makes each access one %fs-relative
+/// load: the default (general-dynamic) model has code that includes this header call
+/// __tls_get_addr, which the linker relaxes to a plain address computation, but only after the
+/// compiler saved and restored registers around what it took for a call. (A library that uses
+/// these must be loaded with the program, not by dlopen: SwiftPM links it statically.)
+#ifndef PERF_TLS
+#define PERF_TLS __thread __attribute__((tls_model("initial-exec")))
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -25,7 +34,7 @@ typedef struct perf_reader {
 } perf_reader;
 
 /// The calling thread's reader word.
-extern __thread perf_reader perf_tls_reader;
+extern PERF_TLS perf_reader perf_tls_reader;
 /// Slow path of `perf_reader_enter`: links this thread's word into the registry (once per thread).
 void perf_reader_register(void);
 

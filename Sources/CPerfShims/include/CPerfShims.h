@@ -92,7 +92,7 @@ int perf_pipe2(int fds[2], int flags);
 #define PERF_SHARED_STRIPES 16
 
 /// This thread's stripe index plus one; 0 until the thread first asks for it.
-extern __thread uint32_t perf_stripe_index_plus_one;
+extern PERF_TLS uint32_t perf_stripe_index_plus_one;
 /// Slow path of `perf_thread_stripe`: claims a free exclusive index (acquiring whatever the
 /// previous owner wrote) or, when all are taken, a shared one; arranges the release at thread exit.
 uint32_t perf_thread_stripe_assign(void);
@@ -115,8 +115,13 @@ static inline uint32_t perf_thread_stripe(void) {
     return plus_one - 1;
 }
 
+/// The calling thread's stripe index, or UINT32_MAX before it has one: the span path's test
+/// `perf_thread_stripe_or_none() < PERF_EXCLUSIVE_STRIPES` asks "has an exclusive stripe" in one
+/// compare, leaving the assignment to the slow path.
+static inline uint32_t perf_thread_stripe_or_none(void) { return perf_stripe_index_plus_one - 1; }
+
 /// The calling thread's kernel id, cached per thread (one syscall per thread, ever).
-extern __thread int32_t perf_cached_tid;
+extern PERF_TLS int32_t perf_cached_tid;
 static inline int32_t perf_thread_tid(void) {
     int32_t tid = perf_cached_tid;
     if (__builtin_expect(tid == 0, 0)) {
@@ -220,7 +225,7 @@ typedef struct perf_flight_block {
     uint64_t lane_index;
     int32_t tid;
 } perf_flight_block;
-extern __thread perf_flight_block perf_flight_tls;
+extern PERF_TLS perf_flight_block perf_flight_tls;
 
 /// A ring of `capacity` (a power of two ≥ 1; perf_flight_slot_count(capacity) slots), or NULL
 /// when memory is short.

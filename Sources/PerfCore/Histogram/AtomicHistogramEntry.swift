@@ -104,6 +104,18 @@ struct AtomicHistogramEntry: @unchecked Sendable {
             ? stripe.recordExclusively(nanos: nanos, memory: memory) : stripe.recordShared(nanos: nanos, memory: memory)
     }
 
+    /// The span path's fast case: the calling thread owns an exclusive stripe of this entry and
+    /// the bucket's chunk exists; false (nothing written) otherwise, for ``record(nanos:arena:memory:)``
+    /// to do it the long way. Calls nothing.
+    @inline(__always)
+    func recordOwned(nanos: UInt64, arena: UnsafeMutableRawPointer) -> Bool {
+        let index = perf_thread_stripe_or_none()
+        guard index < PERF_EXCLUSIVE_STRIPES else { return false }
+        let ref = perf_atomic_load_u32_acquire(stripeRefs + Int(index))
+        guard ref != 0 else { return false }
+        return AtomicHistogramStripe(arena: arena, ref: ref).recordExclusivelyIfChunked(nanos: nanos)
+    }
+
     /// Slow path: publishes a fresh stripe, or adopts the one another thread sharing the index
     /// published first.
     @inline(never)

@@ -69,6 +69,25 @@ struct AtomicHistogramStripe {
     func recordExclusively(nanos: UInt64, memory: SpanMemory) -> Bool {
         let index = HistogramLayout.index(ofNanos: nanos)
         guard let ref = chunk(of: index, memory: memory) else { return false }
+        tickExclusively(nanos: nanos, index: index, ref: ref)
+        return true
+    }
+
+    /// ``recordExclusively(nanos:memory:)`` when the bucket's chunk exists already; false (and
+    /// nothing written) when it does not. Calls nothing, so the span path's fast case keeps no
+    /// register across a call.
+    @inline(__always)
+    func recordExclusivelyIfChunked(nanos: UInt64) -> Bool {
+        let index = HistogramLayout.index(ofNanos: nanos)
+        let ref = perf_atomic_load_u32_acquire(chunkRefs + (index &>> L.bucketsPerChunkShift))
+        guard ref != 0 else { return false }
+        tickExclusively(nanos: nanos, index: index, ref: ref)
+        return true
+    }
+
+    /// The owner's record into chunk `ref` (see ``recordExclusively(nanos:memory:)``).
+    @inline(__always)
+    private func tickExclusively(nanos: UInt64, index: Int, ref: UInt32) {
         let sequence = perf_atomic_load_u64(words)
         perf_atomic_store_u64(words, sequence | 1)
         let inverted = ~nanos
@@ -86,7 +105,6 @@ struct AtomicHistogramStripe {
         let sum = words + L.stripeSumWord
         perf_atomic_store_u64(sum, perf_atomic_load_u64(sum) &+ nanos)
         perf_atomic_store_u64(words, (sequence | 1) &+ 1)
-        return true
     }
 
     /// Hot path for a stripe several threads share: two relaxed atomic adds, plus a CAS only when

@@ -49,6 +49,17 @@ struct AtomicHistogramTable: @unchecked Sendable {
         return probe(from: home, key: key, length: length, site: site, memory: memory)
     }
 
+    /// The entry of the name at `key` when it sits in its home slot, else nil: the span path's
+    /// fast case, one multiply, one load and one compare, calling nothing.
+    @inline(__always)
+    func home(key: UnsafeRawPointer) -> AtomicHistogramEntry? {
+        let hash = UInt64(UInt(bitPattern: key)) &* 0x9E37_79B9_7F4A_7C15
+        guard let found = perf_atomic_load_ptr_acquire(slots + (Int(truncatingIfNeeded: hash &>> shift) & (slotCount &- 1)))
+        else { return nil }
+        let entry = AtomicHistogramEntry(found)
+        return entry.holds(key: key) ? entry : nil
+    }
+
     /// Slow path: probes on from `home` (whose slot did not hold the name), making the entry in
     /// the first empty slot.
     @inline(never)

@@ -79,6 +79,20 @@ public final class HistogramRegistry: Sendable {
     ///   reader of a crashed process's memory can name the span), or 0 when it has none.
     @discardableResult
     public func record(_ name: StaticString, nanos: UInt64, site: CallSite? = nil) -> UInt32 {
+        // The fast case calls nothing, and anything else starts over out of line, so the common
+        // record keeps no value across a call (no callee-saved registers to save and restore).
+        if name.hasPointerRepresentation, let entry = table.home(key: UnsafeRawPointer(name.utf8Start)),
+            entry.recordOwned(nanos: nanos, arena: arena)
+        {
+            return entry.nameRef
+        }
+        return recordTheLongWay(name, nanos: nanos, site: site)
+    }
+
+    /// ``record(_:nanos:site:)`` for every case: a new name or thread, a collision in the table, a
+    /// shared stripe, a chunk to claim, or no room.
+    @inline(never)
+    private func recordTheLongWay(_ name: StaticString, nanos: UInt64, site: CallSite?) -> UInt32 {
         guard name.hasPointerRepresentation else {
             // A single-scalar literal has no address to key on; rare enough for the slow path.
             record(name: name.description, nanos: nanos)
