@@ -3,6 +3,7 @@
 import CPerfAllocCounter
 import Foundation
 import PerfTestSupport
+import Synchronization
 import Testing
 
 @testable import PerfCore
@@ -145,6 +146,26 @@ import Testing
         #expect(snapshot.count == min(capacity, names.count))
         #expect(snapshot.values.allSatisfy { $0.count == 3 && $0.sumNanos == 30_000 })
         #expect(registry.droppedRecordCount == UInt64(3 * max(0, names.count - capacity)))
+    }
+
+    /// The span path's fast case records only what it can without a call, and says so: 0 and
+    /// nothing recorded for a name never seen, on a thread that has no stripe of it, or for a
+    /// bucket whose chunk does not exist yet; the name's reference once all of those are there.
+    @Test func recordIfSeenRecordsOnlyWhatItCanAndSaysSo() {
+        let registry = HistogramRegistry(capacity: 16)
+        #expect(registry.recordIfSeen("seen.a", nanos: 5_000) == 0)
+        #expect(registry.snapshot()["seen.a"] == nil)
+        let ref = registry.record("seen.a", nanos: 5_000)
+        #expect(ref != 0)
+        #expect(registry.recordIfSeen("seen.a", nanos: 5_100) == ref, "same chunk: the fast case")
+        #expect(registry.recordIfSeen("seen.a", nanos: 9_000_000_000) == 0, "a bucket in a chunk not claimed yet")
+        let otherThread = Mutex<UInt32>(1)
+        HistogramRegistryTests.onThreads(1) { _ in
+            otherThread.withLock { $0 = registry.recordIfSeen("seen.a", nanos: 5_000) }
+        }
+        #expect(otherThread.withLock { $0 } == 0, "a thread without its stripe of the name")
+        #expect(registry.snapshot()["seen.a"]?.count == 2)
+        #expect(registry.snapshot()["seen.a"]?.sumNanos == 10_100)
     }
 
     @Test(.countsAllocations) func hotPathAllocatesNothing() {

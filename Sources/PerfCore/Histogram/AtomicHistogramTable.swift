@@ -18,15 +18,16 @@ struct AtomicHistogramTable: @unchecked Sendable {
     // @unchecked: the slots are only touched through the C atomics of CPerfShims, never plain accesses.
     let slots: UnsafeMutablePointer<UnsafeRawPointer?>
     let slotCount: Int
-    private let shift: UInt64
+    /// The hash bits that pick a slot start here: the top 20 of the 64-bit product (the most a
+    /// table has, 2^20 slots, uses them all; a smaller one masks them). A constant, so the span
+    /// path shifts by an immediate.
+    private static let hashShift: UInt64 = 44
     private let creation = EntryCreationLock()
 
     /// Creates a table of `capacity` slots (a power of two, the memory's name capacity).
     init(capacity: Int) {
         slotCount = capacity
-        // The top log2(capacity) bits of the hash, masked to the table; at most 63 (a shift of 64
-        // would wrap to 0 under `&>>`), and the mask makes a 1-slot table's home 0.
-        shift = UInt64(64 - max(1, capacity.trailingZeroBitCount))
+        precondition(capacity > 0 && capacity <= 1 << 20 && capacity & (capacity - 1) == 0)
         slots = .allocate(capacity: capacity)
         slots.initialize(repeating: nil, count: capacity)
     }
@@ -41,7 +42,7 @@ struct AtomicHistogramTable: @unchecked Sendable {
     func entry(key: UnsafeRawPointer, length: Int, site: CallSite?, memory: SpanMemory) -> AtomicHistogramEntry? {
         // Fibonacci hashing spreads the (aligned, clustered) literal addresses over the table.
         let hash = UInt64(UInt(bitPattern: key)) &* 0x9E37_79B9_7F4A_7C15
-        let home = Int(truncatingIfNeeded: hash &>> shift) & (slotCount &- 1)
+        let home = Int(truncatingIfNeeded: hash &>> Self.hashShift) & (slotCount &- 1)
         if let found = perf_atomic_load_ptr_acquire(slots + home) {
             let entry = AtomicHistogramEntry(found)
             if entry.holds(key: key) { return entry }
@@ -54,7 +55,7 @@ struct AtomicHistogramTable: @unchecked Sendable {
     @inline(__always)
     func home(key: UnsafeRawPointer) -> AtomicHistogramEntry? {
         let hash = UInt64(UInt(bitPattern: key)) &* 0x9E37_79B9_7F4A_7C15
-        guard let found = perf_atomic_load_ptr_acquire(slots + (Int(truncatingIfNeeded: hash &>> shift) & (slotCount &- 1)))
+        guard let found = perf_atomic_load_ptr_acquire(slots + (Int(truncatingIfNeeded: hash &>> Self.hashShift) & (slotCount &- 1)))
         else { return nil }
         let entry = AtomicHistogramEntry(found)
         return entry.holds(key: key) ? entry : nil

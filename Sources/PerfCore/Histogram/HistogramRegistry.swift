@@ -89,6 +89,20 @@ public final class HistogramRegistry: Sendable {
         return recordTheLongWay(name, nanos: nanos, site: site)
     }
 
+    /// ``record(_:nanos:site:)``'s common case alone: ticks the histogram of a name this thread
+    /// has recorded before (its home slot, its own stripe, its bucket's chunk) and returns the
+    /// name's reference; returns 0, having recorded nothing, in any other case, for the caller to
+    /// call ``record(_:nanos:site:)``. Takes no call site, so the span path passes two arguments
+    /// fewer on every end; calls nothing.
+    public func recordIfSeen(_ name: StaticString, nanos: UInt64) -> UInt32 {
+        if name.hasPointerRepresentation, let entry = table.home(key: UnsafeRawPointer(name.utf8Start)),
+            entry.recordOwned(nanos: nanos, arena: arena)
+        {
+            return entry.nameRef
+        }
+        return 0
+    }
+
     /// ``record(_:nanos:site:)`` for every case: a new name or thread, a collision in the table, a
     /// shared stripe, a chunk to claim, or no room.
     @inline(never)
