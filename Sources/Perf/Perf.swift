@@ -161,7 +161,9 @@ enum PerfState {
     /// that shutdown can free a retired runtime once every thread that may have loaded it has
     /// left its section (`perf_reader_synchronize`). A section is a few thread-local stores, no
     /// shared line: perf-bench's facade begin+end went from 57.8 to 59.7 ns median (1.227× to
-    /// 1.272× the clock pair; five quick runs of each build, interleaved, on a 2-core VM).
+    /// 1.272× the clock pair; five quick runs of each build, interleaved, on a 2-core VM). A
+    /// scoped `Perf.begin` of a recorder that reads the span clock takes no section: it never
+    /// loads through the recorder (`perf_span_clock_recorder`).
     @usableFromInline
     static let recorderSlot = Atomic<Unmanaged<SpanRecorder>?>(nil)
 
