@@ -1,5 +1,6 @@
-// The journal's writer: one lock, one write(2) per entry on an O_APPEND descriptor, rotation
-// at half the byte budget, dropped segments unlinked off the append path.
+// The journal's writer: one write(2) per entry on an O_APPEND descriptor, a lock that only
+// reserves room (ordinary appends write after releasing it), rotation at half the byte budget,
+// dropped segments unlinked off the append path.
 import Foundation
 import Glibc
 import Synchronization
@@ -144,7 +145,10 @@ public final class Journal: Sendable {
     ///
     /// - Parameter data: The entry, 1 byte up to a little under half the byte budget.
     /// - Throws: ``JournalError``. After `.shortWrite`, `.noSpace` or `.writeFailed` this entry
-    ///   is lost but the journal is not: the next append starts a fresh segment.
+    ///   is lost but the journal is not: the next append starts a fresh segment. Appends write
+    ///   after releasing the journal's lock, so after a short write (a disk filling up mid-frame)
+    ///   an entry another thread was writing into the same segment at that moment may land
+    ///   behind the torn frame, where recovery stops.
     public func append(_ data: Data) throws {
         // An untyped closure on purpose: a typed-throws one crashes the 6.3 compiler's IRGen
         // when Data.withUnsafeBytes reabstracts it.
@@ -164,11 +168,89 @@ public final class Journal: Sendable {
                 path: directoryPath)
         }
         let header = Framing.header(for: bytes, kind: .entry)
-        let pendingSync = try state.withLock { state throws(JournalError) -> PendingSync? in
-            try appendLocked(&state, header: header, payload: bytes)
+        let admission = try state.withLock { state throws(JournalError) -> Admission in
+            try admit(&state, header: header, payload: bytes)
         }
-        if let pendingSync { try sync(pendingSync.file, upTo: pendingSync.sequence) }
+        switch admission {
+        case .written(nil): return
+        case .written(let pendingSync?): try sync(pendingSync.file, upTo: pendingSync.sequence)
+        case .reserved(let file): try writeReserved(file, header: header, payload: bytes)
+        }
     }
+
+    /// What the append lock decided for one entry.
+    private enum Admission {
+        /// Written under the lock (a rotation, dropped segments to hand on, or `.fsync`), with
+        /// what `.fsync` must flush once the lock is released.
+        case written(PendingSync?)
+        /// Room reserved in `file`: the caller writes the frame after releasing the lock.
+        case reserved(SegmentFile)
+    }
+
+    /// Reserves room for a frame in the current segment, or writes it under the lock when the
+    /// append must do more than write.
+    ///
+    /// An ordinary append holds the lock only to count its frame against the segment: the
+    /// `write(2)` runs after the lock is released, so two threads' syscalls overlap as two
+    /// raw writers' do, and a thread stalled in its write (a slow disk) holds no one up. The
+    /// `O_APPEND` descriptor keeps every frame whole and apart, whatever order the writes land
+    /// in. Three kinds of append still write under the lock: one that rotates (the new
+    /// segment's first frame, then the dropped segments handed to the reaper once that write
+    /// is done), the first one after opening (it hands the reaper what opening dropped), and
+    /// every `.fsync` append, whose sequence numbers must follow file order so that one
+    /// `fdatasync` can stand for the appends before it.
+    @inline(__always)
+    private func admit(
+        _ state: inout AppendState, header: UInt64, payload: UnsafeRawBufferPointer
+    ) throws(JournalError) -> Admission {
+        let frameSize = Framing.headerSize + payload.count
+        guard !syncsEachAppend, !state.closed, !state.poisoned, state.droppedSegments.isEmpty,
+            let file = state.segment, state.segmentBytes + frameSize <= segmentLimit
+        else { return .written(try appendLocked(&state, header: header, payload: payload)) }
+        state.segmentBytes += frameSize
+        state.sequence &+= 1
+        state.statistics.appendedEntries &+= 1
+        state.statistics.appendedBytes &+= frameSize
+        if !state.nextRequested
+            && (state.retiredSegment != nil || state.drainPending || state.segmentBytes >= segmentLimit / 2)
+        {
+            requestNextSegment(&state)
+        }
+        return .reserved(file)
+    }
+
+    /// Writes a frame `admit` reserved room for, outside the lock. A failed or short write
+    /// poisons the segment, if it is still the current one, and takes the entry back out of
+    /// the statistics.
+    private func writeReserved(
+        _ file: SegmentFile, header: UInt64, payload: UnsafeRawBufferPointer
+    ) throws(JournalError) {
+        let expected = Framing.headerSize + payload.count
+        // The append lock's scratch buffer is not ours here: a frame that fits is assembled
+        // on the stack, so the write stays one syscall without allocating.
+        let outcome = withUnsafeTemporaryAllocation(byteCount: Self.stackFrameLimit, alignment: 16) { stack in
+            withUnsafeBytes(of: header) { header in
+                syscalls.writeFrame(file.descriptor, header: header, payload: payload, scratch: stack)
+            }
+        }
+        let failure: JournalError
+        switch outcome {
+        case .success(let written) where written == expected: return
+        case .success(let written):
+            failure = JournalError.shortWrite(file.path, written: written, expected: expected)
+        case .failure(let error):
+            failure = JournalError.write(file.path, errno: error.errno)
+        }
+        state.withLock { state in
+            state.statistics.appendedEntries &-= 1
+            state.statistics.appendedBytes &-= expected
+            if state.segment === file && !state.poisoned { poison(&state) }
+        }
+        throw failure
+    }
+
+    /// Frames up to this size are assembled on the stack by an append writing outside the lock.
+    static let stackFrameLimit = 1024
 
     /// Closes the journal: later appends throw `.closed`; pending segment deletions are retried
     /// once more and waited for. Idempotent: each further call retries deletions that failed.

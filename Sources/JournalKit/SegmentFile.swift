@@ -1,11 +1,12 @@
-// One open segment: its descriptor lives until the last appender syncing it lets go.
+// One open segment: its descriptor lives until the last appender writing or syncing it lets go.
 import Synchronization
 
 /// An open segment file and the sequence numbers that make `.fsync` appends share syncs.
 ///
-/// Appenders take a reference under the append lock and may `fdatasync` it after releasing
-/// the lock, so rotation never closes a descriptor out from under a sync: the descriptor is
-/// closed when the last reference goes away.
+/// Appenders take a reference under the append lock and may write to it (an ordinary append)
+/// or `fdatasync` it (a `.fsync` one) after releasing the lock, so rotation never closes a
+/// descriptor out from under a write or a sync: the descriptor is closed when the last
+/// reference goes away.
 final class SegmentFile: Sendable {
     let number: UInt64
     let descriptor: Int32
