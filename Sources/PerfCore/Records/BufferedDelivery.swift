@@ -14,8 +14,7 @@ final class BufferedDelivery: @unchecked Sendable {
     let capacity: Int
     private let counters = DeliveryCounters()
     private let condition = NSCondition()
-    private var queue: [SequencedRecord] = []
-    private var head = 0
+    private let queue: BoundedFIFO<SequencedRecord>
     /// Records accepted into the queue, ever; `flush` waits for `processed` to reach a mark.
     private var accepted: UInt64 = 0
     /// Records taken off the queue and handed to the sink (delivered or failed).
@@ -25,6 +24,7 @@ final class BufferedDelivery: @unchecked Sendable {
     init(sink: any RecordSink, capacity: Int) {
         self.sink = sink
         self.capacity = max(1, capacity)
+        self.queue = BoundedFIFO(capacity: self.capacity)
         let thread = Thread { [self] in self.run() }
         thread.name = "perf.sink"
         thread.start()
@@ -34,11 +34,10 @@ final class BufferedDelivery: @unchecked Sendable {
     func enqueue(_ record: SequencedRecord) {
         condition.lock()
         defer { condition.unlock() }
-        guard queue.count - head < capacity, !stopping else {
+        guard !stopping, queue.append(record) else {
             counters.dropped.add(1, ordering: .relaxed)
             return
         }
-        queue.append(record)
         accepted += 1
         condition.signal()
     }
@@ -92,18 +91,11 @@ final class BufferedDelivery: @unchecked Sendable {
     private func next() -> SequencedRecord? {
         condition.lock()
         defer { condition.unlock() }
-        while queue.count == head {
+        while true {
+            if let record = queue.removeFirst() { return record }
             if stopping { return nil }
             condition.wait()
         }
-        let record = queue[head]
-        head += 1
-        // Compact once the consumed prefix dominates, so the queue's memory stays bounded.
-        if head >= 64 && head * 2 >= queue.count {
-            queue.removeFirst(head)
-            head = 0
-        }
-        return record
     }
 }
 

@@ -22,8 +22,7 @@ final class InlineDelivery: @unchecked Sendable {
     let counters = DeliveryCounters()
     private let condition = NSCondition()
     /// Records waiting while the lane is busy, with the thread that emitted each.
-    private var backlog: [(record: SequencedRecord, thread: UInt)] = []
-    private var head = 0
+    private let backlog: BoundedFIFO<(record: SequencedRecord, thread: UInt)>
     /// A thread (an emitter, or the drain queue) is delivering: the next offer must wait in line.
     private var busy = false
     /// Records accepted (delivered at once or queued), ever; `flush` waits for `processed` to reach a mark.
@@ -40,6 +39,7 @@ final class InlineDelivery: @unchecked Sendable {
     init(sink: any RecordSink, capacity: Int = InlineDelivery.defaultCapacity) {
         self.sink = sink
         self.capacity = max(1, capacity)
+        self.backlog = BoundedFIFO(capacity: self.capacity)
     }
 
     /// Called under the pipeline's ordering lock. True when the caller now owns the lane and must
@@ -55,11 +55,10 @@ final class InlineDelivery: @unchecked Sendable {
             accepted += 1
             return true
         }
-        guard backlog.count - head < capacity else {
+        guard backlog.append((record, thread)) else {
             counters.dropped.add(1, ordering: .relaxed)
             return false
         }
-        backlog.append((record, thread))
         accepted += 1
         return false
     }
@@ -73,11 +72,11 @@ final class InlineDelivery: @unchecked Sendable {
             receive(current)
             condition.lock()
             processed += 1
-            if backlog.count == head {
+            if backlog.isEmpty {
                 busy = false
                 next = nil
-            } else if backlog[head].thread == thread {
-                next = takeHead()
+            } else if backlog.first?.thread == thread {
+                next = backlog.removeFirst()?.record
             } else {
                 wakeWaiters()
                 condition.unlock()
@@ -121,8 +120,7 @@ final class InlineDelivery: @unchecked Sendable {
     /// The drain queue's loop: owns the lane until the backlog is empty.
     private func drain() {
         condition.lock()
-        while backlog.count > head {
-            let record = takeHead()
+        while let (record, _) = backlog.removeFirst() {
             condition.unlock()
             receive(record)
             condition.lock()
@@ -131,21 +129,6 @@ final class InlineDelivery: @unchecked Sendable {
         }
         busy = false
         condition.unlock()
-    }
-
-    /// Removes the backlog's first record; the caller holds `condition`.
-    private func takeHead() -> SequencedRecord {
-        let record = backlog[head].record
-        head += 1
-        // Compact once the consumed prefix dominates, so the backlog's memory stays bounded.
-        if head == backlog.count {
-            backlog.removeAll(keepingCapacity: true)
-            head = 0
-        } else if head >= 64 && head * 2 >= backlog.count {
-            backlog.removeFirst(head)
-            head = 0
-        }
-        return record
     }
 
     private func receive(_ record: SequencedRecord) {
