@@ -48,8 +48,8 @@ let package = Package(
         .executableTarget(
             name: "perf-reliability",
             dependencies: [
-                "Perf", "PerfReport", "PerfCore", "JournalKit", "PerfTestSupport", .target(name: "perf-test-child"),
-                .target(name: "perf-report"),
+                "Perf", "PerfReport", "PerfCore", "JournalKit", "PerfTestSupport", "CPerfAllocCounter",
+                .target(name: "perf-test-child"), .target(name: "perf-report"),
             ],
             swiftSettings: strict
         ),

@@ -104,3 +104,14 @@ int perf_test_epoll_wait(int timeout_ms, int *error) {
     close(epoll);
     return result;
 }
+
+#include <malloc.h>
+
+int64_t perf_heap_in_use_bytes(void) {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+    struct mallinfo2 info = mallinfo2();
+    return (int64_t)(info.uordblks + info.hblkhd);
+#else
+    return -1;
+#endif
+}

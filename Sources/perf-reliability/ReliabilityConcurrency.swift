@@ -1,6 +1,7 @@
 // Concurrency soak: 8 threads of mixed begin/end/keyed/note/measure through the facade against a
 // tiny ledger cap (constant rotation) with a hang watchdog running, while a monitor samples RSS
 // and watches for a stall.
+import CPerfAllocCounter
 import Dispatch
 import Foundation
 import Glibc
@@ -29,13 +30,30 @@ enum ReliabilityConcurrency {
         let monitor = Monitor(stallSeconds: 10, ledger: scratch.url, threads: threads)
         monitor.start()
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
-        let ended = Stress.concurrently(threads: threads) { index in work(thread: index, until: deadline) }
-        monitor.finish()
-        let rss = monitor.samples
-        let settled = Array(rss.dropFirst(rss.count / 2))
+        var ended = Stress.concurrently(threads: threads) { index in work(thread: index, until: deadline) }
+        let halfway = monitor.samples.count / 2
         // Flat: the second half of the run adds less than 1 MiB (the first half holds warm-up:
         // thread stacks, malloc arenas, buffers).
-        let growthMiB = Double((settled.suffix(5).max() ?? 0) - (settled.prefix(5).max() ?? 0)) / 1_048_576
+        var growthMiB = growth(Array(monitor.samples.dropFirst(halfway)))
+        var extended = ""
+        if growthMiB >= 1 {
+            // A rise once (a bounded queue, the ledger lane's 4,096-record backlog, filling for the
+            // first time late in the run: heap in use stops at its ceiling) or growth without
+            // bound? The same load for another half run tells them apart: memory that grows
+            // without bound grows over that half too.
+            let start = monitor.samples.count
+            let more = DispatchTime.now().uptimeNanoseconds + UInt64(seconds / 2 * 1e9)
+            let previous = ended
+            ended = Stress.concurrently(threads: threads) { index in
+                work(thread: index, until: more, from: previous[index])
+            }
+            extended = "; the second half grew \(String(format: "%.2f", growthMiB)) MiB, so the same load ran "
+                + "\(Int(seconds / 2)) s more, and memory flat is judged on that extension"
+            growthMiB = growth(Array(monitor.samples.dropFirst(start)))
+        }
+        monitor.finish()
+        let rss = monitor.samples
+        let kinds = Array(monitor.kinds.dropFirst(halfway))
         watchdog.stop()
         Perf.shutdown()
         let attribution = growthMiB < 1 ? "" : try attribute(threads: threads, capBytes: capBytes)
@@ -65,14 +83,16 @@ enum ReliabilityConcurrency {
             target: "no lost or interleaved line, no deadlock, memory flat",
             result: "\(gapped + snapshots.gaps) gaps, \(summary.malformedLines + snapshots.malformed) malformed "
                 + "lines, \(dropped + snapshots.dropped) gap reports, no stall; RSS \(mib(rss.first)) → "
-                + "\(mib(rss.last)) MiB (growth over the second half \(String(format: "%.2f", growthMiB)) MiB)",
+                + "\(mib(rss.last)) MiB (growth over the \(extended.isEmpty ? "second half" : "extension") "
+                + "\(String(format: "%.2f", growthMiB)) MiB)",
             pass: pass,
             notes: "lines checked: \(snapshots.lines) in \(snapshots.taken) snapshots of the live file taken "
                 + "every 100 ms (each thread's sequence gapless within a file) and \(windowLines) in the final "
                 + "current + .prev; memory flat means < 1 MiB growth between the first and last five samples of the "
-                + "second half; RSS at each fifth of the run: "
+                + "second half" + extended + "; RSS at each fifth of the run: "
                 + stride(from: 0, to: rss.count, by: max(1, rss.count / 5)).map { mib(rss[$0]) }.joined(separator: ", ")
-                + " MiB; watchdog hangs: \(hangs.load(ordering: .relaxed))"
+                + " MiB; second half by kind (first → last sample): " + RSSKinds.change(kinds)
+                + "; watchdog hangs: \(hangs.load(ordering: .relaxed))"
                 + (attribution.isEmpty ? "" : "; RSS growth of each operation alone for 4 s: " + attribution),
             counts: [
                 "operations": Double(total), "gaps": Double(gapped + snapshots.gaps),
@@ -106,10 +126,10 @@ enum ReliabilityConcurrency {
 
     /// One thread's mix (or only operation `only`); returns how many sequenced (over-budget,
     /// `count`-carrying) ends it made.
-    private static func work(thread: Int, until deadline: UInt64, only: Int? = nil) -> Int {
+    private static func work(thread: Int, until deadline: UInt64, only: Int? = nil, from first: Int = 0) -> Int {
         let detail = "/t\(thread)"
         let key = "soak-key-\(thread)"
-        var sequence = 0
+        var sequence = first
         var step = 0
         while step % 64 != 0 || DispatchTime.now().uptimeNanoseconds < deadline {
             switch only ?? step % 8 {
@@ -133,6 +153,46 @@ enum ReliabilityConcurrency {
         return sequence
     }
 
+    /// Resident memory by kind (`/proc/self/status`): heap and stacks (anon), mapped files
+    /// such as the span memory (file), shared memory (shmem). Names what a rise was made of.
+    struct RSSKinds: Sendable {
+        var anon = 0
+        var file = 0
+        var shmem = 0
+        /// Heap bytes in use (`perf_heap_in_use_bytes`), or -1 where the allocator cannot say.
+        var heapInUse = 0
+
+        static func current() -> RSSKinds {
+            var kinds = RSSKinds()
+            kinds.heapInUse = Int(perf_heap_in_use_bytes())
+            guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return kinds }
+            for line in status.split(separator: "\n") {
+                let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+                guard fields.count >= 2, let kib = Int(fields[1]) else { continue }
+                switch fields[0] {
+                case "RssAnon:": kinds.anon = kib * 1024
+                case "RssFile:": kinds.file = kib * 1024
+                case "RssShmem:": kinds.shmem = kib * 1024
+                default: break
+                }
+            }
+            return kinds
+        }
+
+        /// "anon 20.1 → 20.3, file 4.0 → 5.1, shmem 0.0 → 0.0 MiB".
+        static func change(_ samples: [RSSKinds]) -> String {
+            guard let first = samples.first, let last = samples.last else { return "no samples" }
+            return "anon \(mib(first.anon)) → \(mib(last.anon)), file \(mib(first.file)) → \(mib(last.file)), "
+                + "shmem \(mib(first.shmem)) → \(mib(last.shmem)) MiB; heap in use \(mib(first.heapInUse)) → "
+                + "\(mib(last.heapInUse)) MiB"
+        }
+    }
+
+    /// MiB added between the first and last five samples of `window` (the larger of each five).
+    private static func growth(_ window: [Int]) -> Double {
+        Double((window.suffix(5).max() ?? 0) - (window.prefix(5).max() ?? 0)) / 1_048_576
+    }
+
     private static func mib(_ bytes: Int?) -> String { String(format: "%.1f", Double(bytes ?? 0) / 1_048_576) }
 
     /// What the snapshots of the live ledger file found.
@@ -151,7 +211,7 @@ enum ReliabilityConcurrency {
         private let stallSeconds: Double
         private let ledger: URL
         private let threads: Int
-        private let state = Mutex<(samples: [Int], findings: SnapshotFindings)>(([], .init()))
+        private let state = Mutex<(samples: [Int], kinds: [RSSKinds], findings: SnapshotFindings)>(([], [], .init()))
         private let finished = DispatchSemaphore(value: 0)
 
         init(stallSeconds: Double, ledger: URL, threads: Int) {
@@ -161,6 +221,8 @@ enum ReliabilityConcurrency {
         }
 
         var samples: [Int] { state.withLock { $0.samples } }
+        /// The kinds of resident memory at each RSS sample.
+        var kinds: [RSSKinds] { state.withLock { $0.kinds } }
         var snapshots: SnapshotFindings { state.withLock { $0.findings } }
 
         func start() {
@@ -189,7 +251,11 @@ enum ReliabilityConcurrency {
                     }
                     if let copy { inspect(into: copy.url) }
                     if tick % 5 == 0, let rss = ProcessFigures.current().rssBytes {
-                        state.withLock { $0.samples.append(Int(rss)) }
+                        let kinds = RSSKinds.current()
+                        state.withLock {
+                            $0.samples.append(Int(rss))
+                            $0.kinds.append(kinds)
+                        }
                     }
                 }
                 copy?.remove()
@@ -197,14 +263,14 @@ enum ReliabilityConcurrency {
             }.start()
         }
 
-        /// Copies the live file (a rename may race the copy: then there is nothing to check) and
-        /// reads it; the last line may be mid-write, which the reader counts as a torn tail.
+        /// Copies the live file (a rename may race the copy: then there is nothing to check, or a
+        /// file that started over) and reads it; the last line may be mid-write, which the reader
+        /// counts as a torn tail.
         private func inspect(into copy: URL) {
             let target = copy.appendingPathComponent(LedgerWriter.fileName)
             try? FileManager.default.removeItem(at: target)
-            guard
-                (try? FileManager.default.copyItem(
-                    at: ledger.appendingPathComponent(LedgerWriter.fileName), to: target)) != nil,
+            guard let bytes = Self.readLive(ledger.appendingPathComponent(LedgerWriter.fileName).path),
+                FileManager.default.createFile(atPath: target.path, contents: bytes),
                 let (events, summary) = try? LedgerReader(directory: copy).readAll()
             else { return }
             var gaps = 0
@@ -219,6 +285,26 @@ enum ReliabilityConcurrency {
                 $0.findings.gaps += gaps
                 $0.findings.dropped += events.filter { $0.kind == .dropped }.count
             }
+        }
+
+        /// The file's bytes, read until end of file (at most 16 MiB), or nil when it cannot be opened.
+        ///
+        /// Not `FileManager.copyItem`: its copy loop calls sendfile(2) for the size fstat gave and
+        /// spins forever when the file shrinks under it (a ledger writer truncating to start
+        /// over), which hung this monitor at full CPU in one local run.
+        private static func readLive(_ path: String) -> Data? {
+            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { return nil }
+            defer { close(descriptor) }
+            var bytes = Data()
+            var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+            while bytes.count < 16 << 20 {
+                let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { break }
+                bytes.append(contentsOf: chunk[0..<count])
+            }
+            return bytes
         }
 
         func finish() {

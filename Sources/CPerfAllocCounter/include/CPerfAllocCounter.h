@@ -16,6 +16,10 @@ uint64_t perf_thread_alloc_count(void);
 /// Allocations made by every thread of the process.
 uint64_t perf_process_alloc_count(void);
 
+/// Heap bytes the process's allocator has handed out and not taken back (glibc's mallinfo2:
+/// in-use chunks of every arena plus mmapped chunks), or -1 where it cannot say. Unlike RSS, it
+/// leaves out memory the allocator keeps after a free, so it names growth the program holds.
+int64_t perf_heap_in_use_bytes(void);
 /// Test support (the watchdog matrix): waits on a new, empty epoll instance for `timeout_ms`,
 /// as a service's event loop does. Returns epoll_wait's result; `*error` gets errno on failure.
 /// Swift's Glibc module does not export <sys/epoll.h>.
