@@ -29,7 +29,9 @@ let package = Package(
         .executableTarget(name: "perf-report", dependencies: ["PerfReportCLI"], swiftSettings: strict),
         .executableTarget(
             name: "perf-bench",
-            dependencies: ["Perf", "PerfReport", "PerfCore", "JournalKit", "CPerfShims", "CPerfAllocCounter"],
+            dependencies: [
+                "Perf", "PerfReport", "PerfCore", "JournalKit", "CPerfShims", "CPerfAllocCounter", "PerfTestSupport",
+            ],
             swiftSettings: strict
         ),
         // Test support, never a product: the one seeded generator, temporary directories, the

@@ -211,11 +211,7 @@ public final class Journal: Sendable {
         state.sequence &+= 1
         state.statistics.appendedEntries &+= 1
         state.statistics.appendedBytes &+= frameSize
-        if !state.nextRequested
-            && (state.retiredSegment != nil || state.drainPending || state.segmentBytes >= segmentLimit / 2)
-        {
-            requestNextSegment(&state)
-        }
+        requestNextSegmentIfDue(&state)
         return .reserved(file)
     }
 
@@ -310,11 +306,7 @@ public final class Journal: Sendable {
             if reaper.enqueue(state.droppedSegments) { state.drainPending = true }
             state.droppedSegments.removeAll()
         }
-        if !state.nextRequested && !rotating
-            && (state.retiredSegment != nil || state.drainPending || state.segmentBytes >= segmentLimit / 2)
-        {
-            requestNextSegment(&state)
-        }
+        if !rotating { requestNextSegmentIfDue(&state) }
         return syncsEachAppend ? PendingSync(file: file, sequence: state.sequence) : nil
     }
 
@@ -344,6 +336,16 @@ public final class Journal: Sendable {
     private func poison(_ state: inout AppendState) {
         state.poisoned = true
         state.statistics.poisonedSegments += 1
+    }
+
+    /// Hands the next segment to the preparer once per segment: after a rotation (a retired
+    /// descriptor or dropped segments to pass on), or once the first segment is half full.
+    @inline(__always)
+    private func requestNextSegmentIfDue(_ state: inout AppendState) {
+        guard !state.nextRequested,
+            state.retiredSegment != nil || state.drainPending || state.segmentBytes >= segmentLimit / 2
+        else { return }
+        requestNextSegment(&state)
     }
 
     /// Wakes the background thread once per segment, from the append after a rotation (the

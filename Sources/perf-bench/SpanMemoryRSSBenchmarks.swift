@@ -7,6 +7,7 @@ import CPerfShims
 import Foundation
 import Glibc
 import PerfCore
+import PerfTestSupport
 
 enum SpanMemoryRSS {
     /// The hidden subcommand: `perf-bench --span-memory-rss-child <variant> <names> <directory>`.
@@ -185,7 +186,7 @@ enum SpanMemoryRSS {
     /// reading; all stay alive until the second, so 16 own a stripe and 16 share the others.
     private static func recordFromThreads(
         names: Int, _ record: @escaping @Sendable (Int, UInt64) -> Void
-    ) -> (before: Status, after: Status) {
+    ) -> (before: ResidentMemory, after: ResidentMemory) {
         let ready = DispatchSemaphore(value: 0)
         let start = DispatchSemaphore(value: 0)
         let done = DispatchSemaphore(value: 0)
@@ -205,35 +206,12 @@ enum SpanMemoryRSS {
             }.start()
         }
         for _ in 0..<threads { ready.wait() }
-        let before = Status.read()
+        let before = ResidentMemory.current()
         for _ in 0..<threads { start.signal() }
         for _ in 0..<threads { done.wait() }
-        let after = Status.read()
+        let after = ResidentMemory.current()
         for _ in 0..<threads { leave.signal() }
         return (before, after)
-    }
-
-    /// VmRSS and its parts from /proc/self/status, in bytes.
-    struct Status {
-        var rss = 0
-        var file = 0
-        var anon = 0
-
-        static func read() -> Status {
-            var status = Status()
-            guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return status }
-            for line in text.split(separator: "\n") {
-                let parts = line.split(whereSeparator: { $0 == ":" || $0 == " " || $0 == "\t" })
-                guard parts.count >= 2, let kib = Int(parts[1]) else { continue }
-                switch parts[0] {
-                case "VmRSS": status.rss = kib * 1024
-                case "RssFile": status.file = kib * 1024
-                case "RssAnon": status.anon = kib * 1024
-                default: break
-                }
-            }
-            return status
-        }
     }
 }
 

@@ -153,37 +153,24 @@ enum ReliabilityConcurrency {
         return sequence
     }
 
-    /// Resident memory by kind (`/proc/self/status`): heap and stacks (anon), mapped files
-    /// such as the span memory (file), shared memory (shmem). Names what a rise was made of.
+    /// Resident memory by kind (anon: heap and stacks; file: mapped files such as the span memory;
+    /// shmem) and the heap bytes in use, which leave out what the allocator keeps after a free.
+    /// Names what a rise was made of.
     struct RSSKinds: Sendable {
-        var anon = 0
-        var file = 0
-        var shmem = 0
+        var resident = ResidentMemory()
         /// Heap bytes in use (`perf_heap_in_use_bytes`), or -1 where the allocator cannot say.
         var heapInUse = 0
 
         static func current() -> RSSKinds {
-            var kinds = RSSKinds()
-            kinds.heapInUse = Int(perf_heap_in_use_bytes())
-            guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return kinds }
-            for line in status.split(separator: "\n") {
-                let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
-                guard fields.count >= 2, let kib = Int(fields[1]) else { continue }
-                switch fields[0] {
-                case "RssAnon:": kinds.anon = kib * 1024
-                case "RssFile:": kinds.file = kib * 1024
-                case "RssShmem:": kinds.shmem = kib * 1024
-                default: break
-                }
-            }
-            return kinds
+            RSSKinds(resident: .current(), heapInUse: Int(perf_heap_in_use_bytes()))
         }
 
         /// "anon 20.1 → 20.3, file 4.0 → 5.1, shmem 0.0 → 0.0 MiB".
         static func change(_ samples: [RSSKinds]) -> String {
             guard let first = samples.first, let last = samples.last else { return "no samples" }
-            return "anon \(mib(first.anon)) → \(mib(last.anon)), file \(mib(first.file)) → \(mib(last.file)), "
-                + "shmem \(mib(first.shmem)) → \(mib(last.shmem)) MiB; heap in use \(mib(first.heapInUse)) → "
+            let (start, end) = (first.resident, last.resident)
+            return "anon \(mib(start.anon)) → \(mib(end.anon)), file \(mib(start.file)) → \(mib(end.file)), "
+                + "shmem \(mib(start.shmem)) → \(mib(end.shmem)) MiB; heap in use \(mib(first.heapInUse)) → "
                 + "\(mib(last.heapInUse)) MiB"
         }
     }

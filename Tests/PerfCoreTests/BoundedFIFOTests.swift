@@ -33,7 +33,6 @@ import Testing
             deepest = max(deepest, model.count)
             #expect(fifo.count == model.count)
             #expect(fifo.first == model.first)
-            #expect(fifo.isFull == (model.count == capacity))
         }
         #expect(deepest == capacity, "seed \(seed): the run never filled the queue")
         // Slots grow by doubling from 16 only when full, and stop at the bound.

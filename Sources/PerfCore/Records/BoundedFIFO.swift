@@ -36,7 +36,6 @@ final class BoundedFIFO<Element> {
     }
 
     var isEmpty: Bool { count == 0 }
-    var isFull: Bool { count == capacity }
 
     /// The oldest element, left in place.
     var first: Element? {
