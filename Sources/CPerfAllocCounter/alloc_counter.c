@@ -115,3 +115,23 @@ int64_t perf_heap_in_use_bytes(void) {
     return -1;
 #endif
 }
+
+#include <sched.h>
+
+int perf_bench_cpus_0_and_1_usable(int *error) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) != 0) {
+        *error = errno;
+        return 0;
+    }
+    *error = 0;
+    return CPU_ISSET(0, &set) && CPU_ISSET(1, &set);
+}
+
+int perf_bench_pin_thread(int cpu) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return sched_setaffinity(0, sizeof set, &set) == 0 ? 0 : errno;
+}

@@ -9,57 +9,65 @@ import Synchronization
 
 enum SpanContentionBenchmarks {
     private static let controlSink = Atomic<UInt64>(0)
-    /// Alternating rounds of one thread, then two: a burst of noise from the host (these VMs'
-    /// second vCPU is sometimes busy for a whole second) lands in one round, not in the whole row.
-    static let rounds = 7
 
-    /// One thread's figures and two threads', alternated over ``rounds`` rounds.
+    /// One thread's figures and two threads', from ``PairedThreads``' steps.
     struct Scaling {
-        /// The 1-thread median of each round.
+        /// Every batch run alone, both threads' (ns/op).
         var single: Distribution
-        /// The 1-thread worst p99 and p99.9 over all rounds.
-        var singleP99: Double
-        var singleP999: Double
-        /// Median of the two threads' medians, per round.
+        /// Every batch run beside the other thread, both threads'.
         var two: Distribution
-        /// The two threads' worst p99 and p99.9 over all rounds.
-        var twoP99: Double
-        var twoP999: Double
-        /// Each round's 2-thread median over its 1-thread median.
-        var ratios: Distribution
+        /// Per thread (per CPU when pinned): the median over steps of its together batch over its
+        /// alone batch of the same step.
+        var perThreadRatios: [Double]
+        /// Whether thread i ran pinned to CPU i.
+        var pinned: Bool
+        /// The row's ratio: the worse thread's.
+        var ratio: Double { perThreadRatios.max() ?? 0 }
     }
 
     static func scaling(batches: Int, iterations: Int, _ body: @escaping @Sendable (Int) -> Void) -> Scaling {
         scaling(batches: batches, iterations: iterations) { _ in body }
     }
 
-    /// As above, with thread `index`'s own loop from `loop(index)` (the 1-thread rounds use 0's).
+    /// Thread `index` running `loop(index)` alone and beside the other, in `batches` steps.
+    ///
+    /// Each step runs a batch of thread 0 alone (thread 1 asleep), one of thread 1 alone, and one
+    /// of both at once, in an order that rotates from step to step; each thread's together batch
+    /// is compared with its alone batch of the same step. A step takes a few milliseconds, so a
+    /// burst of noise from the host (on these VMs a vCPU's memory-bound loops slow 1.4–1.9× for
+    /// seconds at a time, alone or not) lands in both sides of a few steps instead of in one side
+    /// of a whole round, as with the 7 rounds of seconds this replaced. Where two CPUs can be
+    /// pinned, thread i runs on CPU i: the two vCPUs also run the same loop at different speeds
+    /// (a C store loop pinned to each: 1.57–1.62 ns on one, 1.00–1.53 on the other), and unpinned
+    /// a thread alone and the same thread together may run on different ones.
     static func scaling(
         batches: Int, iterations: Int, loop: @escaping @Sendable (Int) -> @Sendable (Int) -> Void
     ) -> Scaling {
-        let perRound = max(3, batches / rounds)
-        var singles: [Double] = []
-        var twos: [Double] = []
-        var ratios: [Double] = []
-        var worstP99 = 0.0, worstP999 = 0.0
-        var singleP99 = 0.0, singleP999 = 0.0
-        for _ in 0..<rounds {
-            let single = Bench.perOp(batches: perRound, iterations: iterations, loop(0))
-            let perThread = Bench.concurrently(threads: 2) { index in
-                Bench.perOp(batches: perRound, iterations: iterations, loop(index))
+        let threads = PairedThreads(pinned: CPUPinning.available, iterations: iterations, loop: loop)
+        defer { threads.stop() }
+        var alone: [[Double]] = [[], []]
+        var together: [[Double]] = [[], []]
+        var ratios: [[Double]] = [[], []]
+        for step in -1..<max(3, batches) {  // step -1 warms up and is discarded
+            var aloneStep = [0.0, 0.0]
+            var togetherStep = [0.0, 0.0]
+            for phase in 0..<3 {
+                switch (phase + max(0, step)) % 3 {
+                case 0: aloneStep[0] = threads.alone(0)
+                case 1: aloneStep[1] = threads.alone(1)
+                default: togetherStep = threads.together()
+                }
             }
-            let two = Distribution(perThread.map(\.median)).median
-            singles.append(single.median)
-            twos.append(two)
-            ratios.append(two / single.median)
-            singleP99 = max(singleP99, single.p99)
-            singleP999 = max(singleP999, single.p999)
-            worstP99 = max(worstP99, perThread.map(\.p99).max() ?? 0)
-            worstP999 = max(worstP999, perThread.map(\.p999).max() ?? 0)
+            guard step >= 0 else { continue }
+            for index in 0..<2 {
+                alone[index].append(aloneStep[index])
+                together[index].append(togetherStep[index])
+                ratios[index].append(togetherStep[index] / aloneStep[index])
+            }
         }
         return Scaling(
-            single: Distribution(singles), singleP99: singleP99, singleP999: singleP999, two: Distribution(twos),
-            twoP99: worstP99, twoP999: worstP999, ratios: Distribution(ratios))
+            single: Distribution(alone[0] + alone[1]), two: Distribution(together[0] + together[1]),
+            perThreadRatios: ratios.map { Distribution($0).median }, pinned: threads.pinned)
     }
 
     /// A span end's stores without its clock reads, into `histograms` and `flight`, `count` times.
@@ -75,16 +83,27 @@ enum SpanContentionBenchmarks {
         }
     }
 
-    /// The 2-thread row of `measured` against its 1-thread figures, with the rounds' range in the note.
+    /// The 2-thread row of `measured` against its 1-thread figures, with each thread's ratio in the note.
     static func twoThreadRow(
         _ name: String, _ measured: Scaling, target: String? = nil, pass: Bool? = nil, note: String, samples: Int
     ) -> BenchRow {
         BenchRow(
-            group: "span", name: name, unit: "ns/op", median: measured.two.median, p99: measured.twoP99,
-            p999: measured.twoP999, baseline: "the same from 1 thread (same run)",
-            baselineMedian: measured.single.median, ratio: measured.ratios.median, target: target, pass: pass,
-            note: note + "; " + String(format: "rounds %.2f–%.2f", measured.ratios.lowest, measured.ratios.highest),
-            samples: samples)
+            group: "span", name: name, unit: "ns/op", median: measured.two.median, p99: measured.two.p99,
+            p999: measured.two.p999, baseline: "the same thread alone (same run)",
+            baselineMedian: measured.single.median, ratio: measured.ratio, target: target, pass: pass,
+            note: note + "; " + pairingNote(measured), samples: samples)
+    }
+
+    /// How the row's threads ran, for its note.
+    static func pairingNote(_ measured: Scaling) -> String {
+        let placement =
+            measured.pinned
+            ? "thread i pinned to CPU i"
+            : "threads not pinned (\(CPUPinning.unavailableReason))"
+        let perThread = measured.perThreadRatios.map { String(format: "%.2f", $0) }.joined(separator: " and ")
+        return "\(placement); each step runs thread 0 alone, thread 1 alone and both at once (order rotating); "
+            + "ratio is the worse thread's median over steps of its together batch over its alone batch: "
+            + perThread
     }
 
     static func run(_ context: BenchContext, batches: Int, iterations: Int) {
@@ -93,16 +112,15 @@ enum SpanContentionBenchmarks {
         context.add(
             BenchRow(
                 group: "span", name: "end stores without clock reads (histogram tick + flight record)", unit: "ns/op",
-                median: measured.single.median, p99: measured.singleP99, p999: measured.singleP999,
-                note: "the under-budget end's histogram tick and flight record, fixed durations, no clock; median "
-                    + "of \(rounds) rounds' medians, p99 and p99.9 the worst round's"))
-        let ratio = measured.ratios.median
+                median: measured.single.median, p99: measured.single.p99, p999: measured.single.p999,
+                note: "the under-budget end's histogram tick and flight record, fixed durations, no clock; every "
+                    + "batch either thread ran alone in the 2-thread row's steps"))
+        let ratio = measured.ratio
         context.add(
             twoThreadRow(
-                "end stores without clock reads, 2 threads (median of thread medians)", measured,
+                "end stores without clock reads, 2 threads (the worse thread)", measured,
                 target: "≤ 1.1× 1 thread", pass: ratio <= 1.1,
-                note: "both threads end spans of one name into one registry and one ring at once; ratio is the "
-                    + "median over \(rounds) alternating rounds (1 thread, then 2) of each round's ratio",
+                note: "both threads end spans of one name into one registry and one ring at once",
                 samples: batches * 2))
         unshared(context, batches: batches, iterations: iterations)
         control(context, batches: batches, iterations: iterations)
@@ -117,7 +135,7 @@ enum SpanContentionBenchmarks {
         let measured = scaling(batches: batches, iterations: iterations) { loops[$0] }
         context.add(
             twoThreadRow(
-                "control: the same stores into a registry and ring per thread, 2 threads", measured,
+                "control: the same stores into a registry and ring per thread, 2 threads (the worse thread)", measured,
                 note: "nothing shared between the threads: the machine's own 2-thread cost for this work",
                 samples: batches * 2))
     }
@@ -138,7 +156,7 @@ enum SpanContentionBenchmarks {
         let measured = scaling(batches: batches, iterations: iterations, mix)
         context.add(
             twoThreadRow(
-                "control: register-only loop, 2 threads (median of thread medians)", measured,
+                "control: register-only loop, 2 threads (the worse thread)", measured,
                 note: "8 multiply-xor-shift steps per op, no memory: the machine's own cost of a second busy "
                     + "thread, which the 2-thread row above cannot beat",
                 samples: batches * 2))

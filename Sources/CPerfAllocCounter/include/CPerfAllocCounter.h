@@ -25,4 +25,12 @@ int64_t perf_heap_in_use_bytes(void);
 /// Swift's Glibc module does not export <sys/epoll.h>.
 int perf_test_epoll_wait(int timeout_ms, int *error);
 
+/// Benchmark support: 1 when CPUs 0 and 1 are both online and in the process's affinity mask,
+/// 0 when not (`*error` gets errno if sched_getaffinity failed). Swift's Glibc module does not
+/// export sched_getaffinity/sched_setaffinity (they need _GNU_SOURCE).
+int perf_bench_cpus_0_and_1_usable(int *error);
+
+/// Benchmark support: pins the calling thread to `cpu`. 0 on success, else errno.
+int perf_bench_pin_thread(int cpu);
+
 #endif
