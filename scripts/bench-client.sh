@@ -4,20 +4,29 @@
 # in release, and prints the median cost of Perf.begin+end against a clock_gettime(CLOCK_MONOTONIC)
 # pair measured in alternating batches of the same run, from 1 and from 2 threads, with the ratio.
 #
-#   scripts/bench-client.sh            build and run in a temporary directory (removed afterwards)
-#   scripts/bench-client.sh --keep     keep the package and print its path
+#   scripts/bench-client.sh                 build and run in a temporary directory (removed afterwards)
+#   scripts/bench-client.sh --keep          keep the package and print its path
+#   scripts/bench-client.sh --report FILE   also write the figures, the command, commit and host to
+#                                           FILE as Markdown (Reports/BENCH-CLIENT.md is the committed one)
 #
 # Not wired into CI; the goal of issue 17 is a ratio ≤ 0.6 where the TSC span clock is eligible.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$(pwd)"
 keep=0
-case "${1:-}" in
-    --keep) keep=1 ;;
-    -h | --help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    "") ;;
-    *) echo "error: unexpected argument '$1' (usage: scripts/bench-client.sh [--keep])" >&2; exit 2 ;;
-esac
+report=
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --keep) keep=1 ;;
+        --report)
+            [ $# -ge 2 ] || { echo "error: --report needs a file" >&2; exit 2; }
+            report=$2
+            shift ;;
+        -h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) echo "error: unexpected argument '$1' (usage: scripts/bench-client.sh [--keep] [--report FILE])" >&2; exit 2 ;;
+    esac
+    shift
+done
 
 dir="$(mktemp -d "${TMPDIR:-/tmp}/perf-bench-client.XXXXXX")"
 if [ "$keep" = 0 ]; then trap 'rm -rf "$dir"' EXIT; fi
@@ -118,5 +127,26 @@ Perf.shutdown()
 SWIFT
 echo "== building $dir (release, path dependency on $root)" >&2
 swift build -c release --package-path "$dir" 2>&1 | grep -E "error|warning:|Compiling PerfClientBench|Build" >&2 || true
-"$dir/.build/release/PerfClientBench"
+output=$("$dir/.build/release/PerfClientBench")
+echo "$output"
+if [ -n "$report" ]; then
+    {
+        echo "# Perf.begin/end as a client package compiles it"
+        echo
+        echo "Command: \`scripts/bench-client.sh --report $report\`"
+        echo "Commit: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- Sources Package.swift || echo ' (with uncommitted changes)')"
+        echo "Date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+        echo "Host: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(swift --version 2>&1 | head -1)"
+        echo
+        echo "A temporary SwiftPM package depending on this checkout by path, built in release, times"
+        echo "\`Perf.begin(\"client.span\", slowMs: 1000).end()\` (under budget) against a"
+        echo "\`clock_gettime(CLOCK_MONOTONIC)\` pair in 31 alternating batches of 200,000 each, medians."
+        echo "Issue 17's goal: ratio ≤ 0.6 where the TSC span clock is eligible."
+        echo
+        echo '```'
+        echo "$output"
+        echo '```'
+    } >"$report"
+    echo "wrote $report" >&2
+fi
 if [ "$keep" = 1 ]; then echo "kept: $dir" >&2; fi

@@ -93,7 +93,9 @@ if [ -n "$reason" ]; then
     skip record "$reason"
 else
     echo "== perf record and perf-report attach (ProbeRecordTests on the release binaries)"
-    swift build --build-tests >/dev/null
+    # The flags of scripts/test.sh: CI has just built the tests with them, and a build with other
+    # flags recompiled every module (about two minutes of CI's time).
+    swift build --build-tests -Xswiftc -warnings-as-errors -Xcc -Werror >/dev/null
     log=$(mktemp /tmp/perf-validate-probes.XXXXXX)
     PERF_PROBES_CHILD="$PWD/$child" PERF_PROBES_REPORT="$PWD/$report" \
         swift test --skip-build --filter ProbeRecordTests >"$log" 2>&1 || true

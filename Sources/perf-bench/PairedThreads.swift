@@ -18,13 +18,15 @@ final class PairedThreads: @unchecked Sendable {
     /// runs part of its batch alone while the other is still waking.
     private let arrived = Atomic<Int>(0)
     // Written by the caller before it signals `go`, read by the thread after its wait (the
-    // semaphore orders them); each thread writes only its own sample before it signals `done`.
+    // semaphore orders them); each thread writes only its own sample (two separate words, not an
+    // Array both would mutate) before it signals `done`.
     private var command = Command.stop
-    private var samples = [0.0, 0.0]
+    private let samples = UnsafeMutablePointer<Double>.allocate(capacity: 2)
 
     init(pinned: Bool, iterations: Int, loop: @escaping @Sendable (Int) -> @Sendable (Int) -> Void) {
         self.pinned = pinned
         self.iterations = iterations
+        samples.initialize(repeating: 0, count: 2)
         for index in 0..<2 {
             stopped.enter()
             let thread = Thread { [self] in
@@ -71,7 +73,7 @@ final class PairedThreads: @unchecked Sendable {
         go[1].signal()
         done.wait()
         done.wait()
-        return samples
+        return [samples[0], samples[1]]
     }
 
     /// Ends both threads and waits for them.
@@ -81,4 +83,6 @@ final class PairedThreads: @unchecked Sendable {
         go[1].signal()
         stopped.wait()
     }
+
+    deinit { samples.deallocate() }
 }
