@@ -180,7 +180,10 @@ enum JournalBenchmarks {
         defer { journal.close() }
         let bytes = payload(512)
         defer { bytes.deallocate() }
-        let count = context.scaled(40_000, quick: 20_000)
+        // About 250 appends fill a segment. A full run times ~600 rotations, so the p99 the target
+        // is judged on is a percentile (the 6th slowest), not one preemption: with the 159
+        // rotations of 40,000 appends it was the second slowest.
+        let count = context.scaled(150_000, quick: 20_000)
         var rotating: [Double] = []
         var ordinary: [Double] = []
         // The append after each rotation wakes the journal's background thread once per segment
