@@ -9,9 +9,9 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 # The flags of scripts/test.sh, so running both does not rebuild everything twice.
-flags=(-Xswiftc -warnings-as-errors -Xcc -Werror)
-swift build --product perf-report "${flags[@]}"
-bin=$(swift build --show-bin-path "${flags[@]}")/perf-report
+. scripts/build-flags.sh
+swift build --product perf-report "${debug_flags[@]}"
+bin=$(swift build --show-bin-path "${debug_flags[@]}")/perf-report
 
 echo "== perf-report demo (recording on)"
 "$bin" demo --dir "$work/data" -o "$work/report.json" >/dev/null

@@ -23,8 +23,8 @@ if [ "${1:-}" = "--repeat" ]; then
     shift 2
 fi
 
-flags=(-Xswiftc -warnings-as-errors -Xcc -Werror)
-swift build --build-tests "${flags[@]}"
+. scripts/build-flags.sh
+swift build --build-tests "${debug_flags[@]}"
 if [ $# -gt 0 ]; then
     exec swift test --skip-build "$@"
 fi

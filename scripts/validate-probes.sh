@@ -16,6 +16,7 @@
 # Usage: scripts/validate-probes.sh [--no-build]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/build-flags.sh
 build=1
 case "${1:-}" in
     --no-build) build=0 ;;
@@ -30,8 +31,8 @@ probes=(span_end span_begin hang hitch note session_start session_end)
 
 if [ "$build" -eq 1 ]; then
     echo "== release build of perf-test-child and perf-report"
-    swift build -c release --product perf-test-child -Xswiftc -warnings-as-errors >/dev/null
-    swift build -c release --product perf-report -Xswiftc -warnings-as-errors >/dev/null
+    swift build "${release_flags[@]}" --product perf-test-child >/dev/null
+    swift build "${release_flags[@]}" --product perf-report >/dev/null
 fi
 child=.build/release/perf-test-child
 report=.build/release/perf-report
@@ -95,7 +96,7 @@ else
     echo "== perf record and perf-report attach (ProbeRecordTests on the release binaries)"
     # The flags of scripts/test.sh: CI has just built the tests with them, and a build with other
     # flags recompiled every module (about two minutes of CI's time).
-    swift build --build-tests -Xswiftc -warnings-as-errors -Xcc -Werror >/dev/null
+    swift build --build-tests "${debug_flags[@]}" >/dev/null
     log=$(mktemp /tmp/perf-validate-probes.XXXXXX)
     PERF_PROBES_CHILD="$PWD/$child" PERF_PROBES_REPORT="$PWD/$report" \
         swift test --skip-build --filter ProbeRecordTests >"$log" 2>&1 || true
