@@ -6,6 +6,8 @@
 #
 #   scripts/bench-client.sh                 build and run in a temporary directory (removed afterwards)
 #   scripts/bench-client.sh --keep          keep the package and print its path
+#   scripts/bench-client.sh --dir DIR       make (or reuse) the package in DIR and keep it: a second
+#                                           run rebuilds only what changed, so it can wait for a calm host
 #   scripts/bench-client.sh --report FILE   also write the figures, the command, commit and host to
 #                                           FILE as Markdown (Reports/BENCH-CLIENT.md is the committed one)
 #
@@ -13,8 +15,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$(pwd)"
+arguments="$*"
 keep=0
 report=
+dir=
 while [ $# -gt 0 ]; do
     case "$1" in
         --keep) keep=1 ;;
@@ -22,13 +26,23 @@ while [ $# -gt 0 ]; do
             [ $# -ge 2 ] || { echo "error: --report needs a file" >&2; exit 2; }
             report=$2
             shift ;;
-        -h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-        *) echo "error: unexpected argument '$1' (usage: scripts/bench-client.sh [--keep] [--report FILE])" >&2; exit 2 ;;
+        --dir)
+            [ $# -ge 2 ] || { echo "error: --dir needs a directory" >&2; exit 2; }
+            dir=$2
+            keep=1
+            shift ;;
+        -h | --help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) echo "error: unexpected argument '$1' (usage: scripts/bench-client.sh [--keep] [--dir DIR] [--report FILE])" >&2; exit 2 ;;
     esac
     shift
 done
 
-dir="$(mktemp -d "${TMPDIR:-/tmp}/perf-bench-client.XXXXXX")"
+if [ -n "$dir" ]; then
+    mkdir -p "$dir"
+    dir="$(cd "$dir" && pwd)"
+else
+    dir="$(mktemp -d "${TMPDIR:-/tmp}/perf-bench-client.XXXXXX")"
+fi
 if [ "$keep" = 0 ]; then trap 'rm -rf "$dir"' EXIT; fi
 mkdir -p "$dir/Sources/PerfClientBench"
 cat > "$dir/Package.swift" <<SWIFT
@@ -133,7 +147,7 @@ if [ -n "$report" ]; then
     {
         echo "# Perf.begin/end as a client package compiles it"
         echo
-        echo "Command: \`scripts/bench-client.sh --report $report\`"
+        echo "Command: \`scripts/bench-client.sh $arguments\`"
         echo "Commit: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- Sources Package.swift || echo ' (with uncommitted changes)')"
         echo "Date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
         echo "Host: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(swift --version 2>&1 | head -1)"
