@@ -58,7 +58,12 @@ enum StackSampler {
         // when it blocks, and only a thread that stays on the CPU throughout gets SIGPROF. A thread
         // that wakes while its stack is copied is read again.
         // Threads that may not be signalled anyway (bystanders) get only a retry or two.
+        // The window ends only after a few attempts too: on a saturated host the watchdog thread
+        // itself may lose the CPU for a whole window between two attempts (or in the middle of
+        // one, while a thread in a loop of short sleeps wakes), and one look is no watch.
         let deadline = perf_monotonic_ns() + (allowSignal ? Self.runningWindowNanos : 300_000)
+        let minimumAttempts = allowSignal ? 10 : 3
+        var attempts = 0
         var seenBlocked = false
         while true {
             let count = buffer.withUnsafeMutableBufferPointer {
@@ -74,7 +79,8 @@ enum StackSampler {
             if count == -3 { return .failure(.unavailable("cannot unwind a blocked thread on this architecture")) }
             if count == -4 { return .failure(.failed("the stack of thread \(tid) could not be read")) }
             if count == -2 || call.state == Int32(PERF_THREAD_BLOCKED) { seenBlocked = true }
-            if perf_monotonic_ns() >= deadline { break }
+            attempts += 1
+            if attempts >= minimumAttempts, perf_monotonic_ns() >= deadline { break }
             usleep(100)
         }
         if seenBlocked { return .failure(.failed("thread \(tid) kept moving between system calls")) }
