@@ -140,6 +140,62 @@ import Testing
         }
     }
 
+    /// The scan that reads eight bytes at a time finds every byte to escape wherever it falls in
+    /// a word, and nothing else: each special character at every offset of strings up to 33
+    /// bytes, then seeded strings of bytes next to the special ones, against a byte-by-byte
+    /// reference of the escaping rules.
+    @Test func quotingMatchesAByteByByteReferenceAtEveryOffset() {
+        // U+FFFF starts with 0xEF as U+FEFF does but is not escaped; U+0080 is C2 80.
+        let specials = ["\"", "\\", "\u{0}", "\u{1F}", "\n", "\u{7F}", "\u{FEFF}", "\u{FFFF}", "\u{80}", " ", "~"]
+        for special in specials {
+            for length in 0...32 {
+                for offset in 0...length {
+                    let text = String(repeating: "a", count: offset) + special + String(repeating: "b", count: length - offset)
+                    var bytes: [UInt8] = []
+                    LedgerEncoder.appendQuoted(text, into: &bytes)
+                    #expect(bytes == Self.referenceQuoted(text), "\(special.debugDescription) at \(offset) of \(length)")
+                }
+            }
+        }
+        let seed = SeededRandom.makeSeed()
+        var random = SeededRandom(seed: seed)
+        let neighbours: [Unicode.Scalar] = [
+            "\u{1F}", " ", "!", "\"", "#", "[", "\\", "]", "~", "\u{7F}", "\u{80}", "\u{FEFF}", "\u{FEFE}", "\u{FFFF}",
+            "\u{EFFF}", "\u{0}", "a",
+        ]
+        for _ in 0..<2_000 {
+            var text = String.UnicodeScalarView()
+            for _ in 0..<Int.random(in: 0...48, using: &random) { text.append(neighbours.randomElement(using: &random)!) }
+            let string = String(text)
+            var bytes: [UInt8] = []
+            LedgerEncoder.appendQuoted(string, into: &bytes)
+            #expect(bytes == Self.referenceQuoted(string), "seed \(seed): \(string.debugDescription)")
+        }
+    }
+
+    /// The escaping rules, one byte at a time.
+    private static func referenceQuoted(_ string: String) -> [UInt8] {
+        let input = Array(string.utf8)
+        var out: [UInt8] = [UInt8(ascii: "\"")]
+        var index = 0
+        while index < input.count {
+            let byte = input[index]
+            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                out += [UInt8(ascii: "\\"), byte]
+            } else if byte < 0x20 || byte == 0x7F {
+                out += Array(String(format: "\\u%04x", Int(byte)).utf8)
+            } else if byte == 0xEF, index + 2 < input.count, input[index + 1] == 0xBB, input[index + 2] == 0xBF {
+                out += Array("\\ufeff".utf8)
+                index += 2
+            } else {
+                out.append(byte)
+            }
+            index += 1
+        }
+        out.append(UInt8(ascii: "\""))
+        return out
+    }
+
     @Test func everyOptionalKeyRoundTrips() {
         var event = LedgerEvent(kind: .hang, name: "main", session: "s", timestampMs: 1_796_216_400_000)
         event.durationMs = 0.125

@@ -43,54 +43,35 @@ package enum LedgerEncoder {
         case budgetMs, count, culprit, detail, durationMs, exit, fatal, kind, lowerMs, name, session, site
         case stack, stallMs, stuckFrames, suppressed, thread, ts, upperMs, v
 
+        /// The key as it appears in a line (`budgetMs`): ``json`` without its `,"` and `":`.
         var name: String {
-            switch self {
-            case .budgetMs: "budgetMs"
-            case .count: "count"
-            case .culprit: "culprit"
-            case .detail: "detail"
-            case .durationMs: "durationMs"
-            case .exit: "exit"
-            case .fatal: "fatal"
-            case .kind: "kind"
-            case .lowerMs: "lowerMs"
-            case .name: "name"
-            case .session: "session"
-            case .site: "site"
-            case .stack: "stack"
-            case .stallMs: "stallMs"
-            case .stuckFrames: "stuckFrames"
-            case .suppressed: "suppressed"
-            case .thread: "thread"
-            case .ts: "ts"
-            case .upperMs: "upperMs"
-            case .v: "v"
-            }
+            let json = json
+            return String(decoding: UnsafeBufferPointer(start: json.utf8Start + 2, count: json.utf8CodeUnitCount - 4), as: UTF8.self)
         }
 
-        /// The key's place in `allCases`.
-        var index: Int {
+        /// `,"key":`, as written after another key (the first key skips the comma).
+        var json: StaticString {
             switch self {
-            case .budgetMs: 0
-            case .count: 1
-            case .culprit: 2
-            case .detail: 3
-            case .durationMs: 4
-            case .exit: 5
-            case .fatal: 6
-            case .kind: 7
-            case .lowerMs: 8
-            case .name: 9
-            case .session: 10
-            case .site: 11
-            case .stack: 12
-            case .stallMs: 13
-            case .stuckFrames: 14
-            case .suppressed: 15
-            case .thread: 16
-            case .ts: 17
-            case .upperMs: 18
-            case .v: 19
+            case .budgetMs: #","budgetMs":"#
+            case .count: #","count":"#
+            case .culprit: #","culprit":"#
+            case .detail: #","detail":"#
+            case .durationMs: #","durationMs":"#
+            case .exit: #","exit":"#
+            case .fatal: #","fatal":"#
+            case .kind: #","kind":"#
+            case .lowerMs: #","lowerMs":"#
+            case .name: #","name":"#
+            case .session: #","session":"#
+            case .site: #","site":"#
+            case .stack: #","stack":"#
+            case .stallMs: #","stallMs":"#
+            case .stuckFrames: #","stuckFrames":"#
+            case .suppressed: #","suppressed":"#
+            case .thread: #","thread":"#
+            case .ts: #","ts":"#
+            case .upperMs: #","upperMs":"#
+            case .v: #","v":"#
             }
         }
 
@@ -154,21 +135,15 @@ package enum LedgerEncoder {
         }
     }
 
-    /// Schema keys need no escaping: each is written from its bytes made once (`,"name":`), in
-    /// one copy rather than four appends and a walk of a String's UTF-8 view.
+    /// Schema keys need no escaping: each is copied whole from its static bytes (`,"name":`), with
+    /// no array to retain and no walk of a String's UTF-8 view.
     @inline(__always)
     private static func writeKey(_ key: FixedKey, into out: inout [UInt8], first: inout Bool) {
-        let bytes = fixedKeyBytes[key.index]
-        if first {
-            first = false
-            out.append(contentsOf: bytes[1...])
-        } else {
-            out.append(contentsOf: bytes)
-        }
+        let bytes = key.json
+        let skip = first ? 1 : 0
+        first = false
+        out.append(contentsOf: UnsafeBufferPointer(start: bytes.utf8Start + skip, count: bytes.utf8CodeUnitCount - skip))
     }
-
-    /// `,"key":` for each fixed key, by ``FixedKey/index``.
-    private static let fixedKeyBytes: [[UInt8]] = FixedKey.allCases.map { Array(",\"\($0.name)\":".utf8) }
 
     private static func writeKey(_ key: String, into out: inout [UInt8], first: inout Bool) {
         if !first { out.append(UInt8(ascii: ",")) }
@@ -304,13 +279,14 @@ package enum LedgerEncoder {
     /// Writes a JSON string. Swift strings are always valid UTF-8, so only `"`, `\` and control
     /// characters (C0 and DEL) need escaping, as `\u00XX` so every reader understands them. U+FEFF
     /// is escaped too: Foundation's JSONSerialization silently drops a raw one at the start of a
-    /// string. Unescaped runs are copied in bulk.
+    /// string. Unescaped runs are copied in bulk, and the scan for the next byte to escape reads
+    /// eight bytes at a time (``firstSpecial(_:from:)``): most strings have none.
     package static func appendQuoted(_ string: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         var string = string
         string.withUTF8 { bytes in
             var runStart = 0
-            var index = 0
+            var index = firstSpecial(bytes, from: 0)
             while index < bytes.count {
                 let byte = bytes[index]
                 let escapeLength: Int
@@ -319,7 +295,7 @@ package enum LedgerEncoder {
                 case 0xEF where index + 2 < bytes.count && bytes[index + 1] == 0xBB && bytes[index + 2] == 0xBF:
                     escapeLength = 3
                 default:
-                    index += 1
+                    index = firstSpecial(bytes, from: index + 1)
                     continue
                 }
                 out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
@@ -336,10 +312,42 @@ package enum LedgerEncoder {
                 }
                 index += escapeLength
                 runStart = index
+                index = firstSpecial(bytes, from: index)
             }
             out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]))
         }
         out.append(UInt8(ascii: "\""))
+    }
+
+    /// The index of the first byte at or after `start` that may need escaping (`"`, `\`, a control
+    /// character, DEL or 0xEF, the first byte of U+FEFF), or `bytes.count`. Tests eight bytes per
+    /// step with the carry-free "has a byte below n / equal to c" word tricks; a word with a hit is
+    /// then walked byte by byte, so a false alarm costs a few compares, never a wrong answer.
+    @inline(__always)
+    static func firstSpecial(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+        var index = start
+        if let base = bytes.baseAddress {
+            let ones: UInt64 = 0x0101_0101_0101_0101
+            let highs: UInt64 = 0x8080_8080_8080_8080
+            while index + 8 <= bytes.count {
+                let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
+                // High bit set in a byte of the result if that byte of `word` is zero (or, past the
+                // first such byte, possibly by its borrow: the word is then walked anyway).
+                func zeroByte(_ word: UInt64) -> UInt64 { (word &- ones) & ~word }
+                let below = (word &- ones &* 0x20) & ~word
+                let quote = zeroByte(word ^ (ones &* 0x22)) | zeroByte(word ^ (ones &* 0x5C))
+                let other = zeroByte(word ^ (ones &* 0x7F)) | zeroByte(word ^ (ones &* 0xEF))
+                if (below | quote | other) & highs != 0 { break }
+                index += 8
+            }
+        }
+        while index < bytes.count {
+            switch bytes[index] {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"), 0..<0x20, 0x7F, 0xEF: return index
+            default: index += 1
+            }
+        }
+        return index
     }
 
     private static func hexDigit(_ nibble: UInt8) -> UInt8 {

@@ -9,24 +9,41 @@ package enum LedgerTimestamp {
     package static func appendISO8601(millisecondsSinceEpoch ms: Int64, into out: inout [UInt8]) {
         let (days, msOfDay) = floorDivision(ms, millisecondsPerDay)
         let (year, month, day) = civil(fromDays: days)
-        appendDigits(year, count: 4, into: &out)
-        out.append(UInt8(ascii: "-"))
-        appendDigits(month, count: 2, into: &out)
-        out.append(UInt8(ascii: "-"))
-        appendDigits(day, count: 2, into: &out)
-        out.append(UInt8(ascii: "T"))
-        appendDigits(msOfDay / 3_600_000, count: 2, into: &out)
-        out.append(UInt8(ascii: ":"))
-        appendDigits(msOfDay / 60_000 % 60, count: 2, into: &out)
-        out.append(UInt8(ascii: ":"))
-        appendDigits(msOfDay / 1000 % 60, count: 2, into: &out)
-        out.append(UInt8(ascii: "."))
-        appendDigits(msOfDay % 1000, count: 3, into: &out)
-        out.append(UInt8(ascii: "Z"))
+        // Built in a 24-byte buffer on the stack (`YYYY-MM-DDTHH:MM:SS.mmmZ` is 24) and appended
+        // once, rather than in 14 appends that each check the array's capacity.
+        var text: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        withUnsafeMutableBytes(of: &text) { buffer in
+            var at = 0
+            func put(_ value: Int64, digits: Int) {
+                var remaining = max(0, value)
+                for place in stride(from: at + digits - 1, through: at, by: -1) {
+                    buffer[place] = UInt8(ascii: "0") + UInt8(remaining % 10)
+                    remaining /= 10
+                }
+                at += digits
+            }
+            func put(_ byte: UInt8) {
+                buffer[at] = byte
+                at += 1
+            }
+            put(year, digits: 4)
+            put(UInt8(ascii: "-"))
+            put(month, digits: 2)
+            put(UInt8(ascii: "-"))
+            put(day, digits: 2)
+            put(UInt8(ascii: "T"))
+            put(msOfDay / 3_600_000, digits: 2)
+            put(UInt8(ascii: ":"))
+            put(msOfDay / 60_000 % 60, digits: 2)
+            put(UInt8(ascii: ":"))
+            put(msOfDay / 1000 % 60, digits: 2)
+            put(UInt8(ascii: "."))
+            put(msOfDay % 1000, digits: 3)
+            put(UInt8(ascii: "Z"))
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[..<at]))
+        }
     }
 
-    /// Parses exactly the form ``appendISO8601(millisecondsSinceEpoch:into:)`` writes (the
-    /// fraction may have 0–9 digits); nil for anything else.
     package static func parseISO8601(_ text: String) -> Int64? {
         let bytes = Array(text.utf8)
         guard bytes.count >= 20, bytes.last == UInt8(ascii: "Z") else { return nil }
@@ -87,18 +104,5 @@ package enum LedgerTimestamp {
         let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
         let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
         return era * 146_097 + dayOfEra - 719_468
-    }
-
-    /// Zero-padded to `count` digits (the value is non-negative and fits).
-    private static func appendDigits(_ value: Int64, count: Int, into out: inout [UInt8]) {
-        let end = out.count + count
-        out.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: count))
-        var remaining = max(0, value)
-        var index = end
-        while remaining > 0, index > end - count {
-            index -= 1
-            out[index] = UInt8(ascii: "0") + UInt8(remaining % 10)
-            remaining /= 10
-        }
     }
 }
