@@ -140,6 +140,22 @@ import Testing
         }
     }
 
+    /// Every schema key is found by its name, and nothing else is: the reader asks this of each
+    /// key of every line, and the encoder writes the same names from its static bytes.
+    @Test func fixedKeysAreFoundByTheirNamesOnly() {
+        for key in LedgerEncoder.FixedKey.allCases {
+            #expect(LedgerEncoder.FixedKey(name: key.name) == key, "\(key.name)")
+            #expect(String(describing: key.json) == ",\"\(key.name)\":")
+            #expect(LedgerEncoder.FixedKey(name: String(key.name.dropLast())) == nil, "\(key.name) shortened")
+            #expect(LedgerEncoder.FixedKey(name: key.name + "s") == nil, "\(key.name) lengthened")
+            #expect(LedgerEncoder.FixedKey(name: key.name.uppercased()) == nil, "\(key.name) in capitals")
+        }
+        #expect(LedgerEncoder.FixedKey(name: "") == nil)
+        #expect(LedgerEncoder.FixedKey.allCases.map(\.name) == LedgerEncoder.FixedKey.allCases.map(\.name).sorted {
+            $0.utf8.lexicographicallyPrecedes($1.utf8)
+        })
+    }
+
     /// The scan that reads eight bytes at a time finds every byte to escape wherever it falls in
     /// a word, and nothing else: each special character at every offset of strings up to 33
     /// bytes, then seeded strings of bytes next to the special ones, against a byte-by-byte

@@ -75,8 +75,18 @@ package enum LedgerEncoder {
             }
         }
 
+        /// The key named `name`, found by comparing bytes with each ``json`` (no String is made:
+        /// the reader asks this of every key of every line it parses).
         init?(name: String) {
-            guard let key = FixedKey.allCases.first(where: { $0.name == name }) else { return nil }
+            var name = name
+            let key: FixedKey? = name.withUTF8 { bytes in
+                FixedKey.allCases.first { key in
+                    let json = key.json
+                    let spelled = UnsafeBufferPointer(start: json.utf8Start + 2, count: json.utf8CodeUnitCount - 4)
+                    return spelled.count == bytes.count && spelled.elementsEqual(bytes)
+                }
+            }
+            guard let key else { return nil }
             self = key
         }
     }
