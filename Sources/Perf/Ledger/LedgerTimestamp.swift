@@ -44,6 +44,8 @@ package enum LedgerTimestamp {
         }
     }
 
+    /// Parses exactly the form ``appendISO8601(millisecondsSinceEpoch:into:)`` writes (the
+    /// fraction may have 0–9 digits); nil for anything else.
     package static func parseISO8601(_ text: String) -> Int64? {
         let bytes = Array(text.utf8)
         guard bytes.count >= 20, bytes.last == UInt8(ascii: "Z") else { return nil }
