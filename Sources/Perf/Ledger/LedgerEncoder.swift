@@ -23,7 +23,7 @@ package enum LedgerEncoder {
                 .sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
             var next = 0
             for key in FixedKey.allCases {
-                while next < extras.count, extras[next].key.utf8.lexicographicallyPrecedes(key.name.utf8) {
+                while next < extras.count, extras[next].key.utf8.lexicographicallyPrecedes(key.spelling) {
                     writeExtra(extras[next].key, extras[next].value, into: &out, first: &first)
                     next += 1
                 }
@@ -43,10 +43,13 @@ package enum LedgerEncoder {
         case budgetMs, count, culprit, detail, durationMs, exit, fatal, kind, lowerMs, name, session, site
         case stack, stallMs, stuckFrames, suppressed, thread, ts, upperMs, v
 
-        /// The key as it appears in a line (`budgetMs`): ``json`` without its `,"` and `":`.
-        var name: String {
+        /// The key as it appears in a line (`budgetMs`).
+        var name: String { String(decoding: spelling, as: UTF8.self) }
+
+        /// The key's bytes: ``json`` without its `,"` and `":`.
+        var spelling: UnsafeBufferPointer<UInt8> {
             let json = json
-            return String(decoding: UnsafeBufferPointer(start: json.utf8Start + 2, count: json.utf8CodeUnitCount - 4), as: UTF8.self)
+            return UnsafeBufferPointer(start: json.utf8Start + 2, count: json.utf8CodeUnitCount - 4)
         }
 
         /// `,"key":`, as written after another key (the first key skips the comma).
@@ -75,16 +78,12 @@ package enum LedgerEncoder {
             }
         }
 
-        /// The key named `name`, found by comparing bytes with each ``json`` (no String is made:
-        /// the reader asks this of every key of every line it parses).
+        /// The key named `name`, found by comparing bytes with each ``spelling`` (no String is
+        /// made: the reader asks this of every key of every line it parses).
         init?(name: String) {
             var name = name
             let key: FixedKey? = name.withUTF8 { bytes in
-                FixedKey.allCases.first { key in
-                    let json = key.json
-                    let spelled = UnsafeBufferPointer(start: json.utf8Start + 2, count: json.utf8CodeUnitCount - 4)
-                    return spelled.count == bytes.count && spelled.elementsEqual(bytes)
-                }
+                FixedKey.allCases.first { $0.spelling.count == bytes.count && $0.spelling.elementsEqual(bytes) }
             }
             guard let key else { return nil }
             self = key
