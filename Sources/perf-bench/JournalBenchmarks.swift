@@ -135,7 +135,6 @@ enum JournalBenchmarks {
         }
         var rawSamples: [Double] = [], mineSamples: [Double] = []
         var rawRates: [Double] = [], mineRates: [Double] = []
-        var roundRatios: [Double] = []
         for round in -1..<5 {
             var rawSeconds = 0.0, mineSeconds = 0.0
             for _ in 0..<slices {
@@ -154,8 +153,8 @@ enum JournalBenchmarks {
             let appends = Double(2 * perSlice * slices)
             rawRates.append(appends / rawSeconds)
             mineRates.append(appends / mineSeconds)
-            roundRatios.append((appends / mineSeconds) / (appends / rawSeconds))
         }
+        let roundRatios = zip(mineRates, rawRates).map { $0 / $1 }
         let base = Distribution(rawSamples), mine = Distribution(mineSamples)
         let rawRate = Distribution(rawRates).median, mineRate = Distribution(mineRates).median
         let worstRound = roundRatios.min() ?? 0
