@@ -13,10 +13,11 @@ import Testing
 @Suite struct HistogramLateTickTests {
     typealias L = SpanMemoryLayout
 
-    /// The calling thread's stripe of the memory's first entry.
-    private static func stripe(of memory: SpanMemory) throws -> UnsafeMutableRawPointer {
-        let ref = memory.entry(0).load(
-            fromByteOffset: L.entryStripesOffset + 4 * Int(perf_thread_stripe()), as: UInt32.self)
+    /// The stripe `owner` records into, of the memory's first entry.
+    private static func stripe(of memory: SpanMemory, ownedBy owner: ExclusiveStripeThread) throws
+        -> UnsafeMutableRawPointer
+    {
+        let ref = memory.entry(0).load(fromByteOffset: L.entryStripesOffset + 4 * Int(owner.stripe), as: UInt32.self)
         try #require(ref != 0)
         return memory.arena + Int(ref) * L.refUnit
     }
@@ -48,8 +49,9 @@ import Testing
         let second: UInt64 = 7_000_000
         let firstIndex = HistogramLayout.index(ofNanos: first)
         let secondIndex = HistogramLayout.index(ofNanos: second)
-        registry.record("late.tick", nanos: first)
-        let stripe = try Self.stripe(of: memory)
+        let owner = try ExclusiveStripeThread.start()
+        owner.run { registry.record("late.tick", nanos: first) }
+        let stripe = try Self.stripe(of: memory, ownedBy: owner)
         let pending = stripe.load(fromByteOffset: L.stripePendingOffset, as: UInt64.self)
 
         // The first record is all in the pending word: its chunk is claimed but holds nothing yet.
@@ -64,7 +66,7 @@ import Testing
         #expect(try Self.parse(memory).histograms["late.tick"] == expected)
 
         // The second record adds the first to its chunk and waits in turn.
-        registry.record("late.tick", nanos: second)
+        owner.run { registry.record("late.tick", nanos: second) }
         expected.record(nanos: second)
         #expect(Self.chunkCounts(stripe, memory: memory) == [firstIndex: 1])
         #expect(stripe.load(fromByteOffset: L.stripePendingOffset, as: UInt64.self) & 0xFFFF_FFFF == UInt64(secondIndex + 1))
@@ -79,10 +81,11 @@ import Testing
         var random = SeededRandom(seed: seed)
         let memory = try SpanMemory.anonymous(.init(bytes: 4 << 20, nameCapacity: 8, ringCapacity: 0))
         let registry = HistogramRegistry(memory: memory)
+        let owner = try ExclusiveStripeThread.start()
         var expected = LatencyHistogram()
         for round in 0..<200 {
             let value = 1 + random.next() % 10_000_000_000
-            registry.record("late.seeded", nanos: value)
+            owner.run { registry.record("late.seeded", nanos: value) }
             expected.record(nanos: value)
             // Every few records, both readers must agree with the records made so far.
             if round % 37 == 0 {
@@ -120,8 +123,9 @@ import Testing
     @Test func aPendingWordOutsideTheBucketsIsABadReferenceNotACount() throws {
         let memory = try SpanMemory.anonymous(.init(bytes: 1 << 20, nameCapacity: 4, ringCapacity: 0))
         let registry = HistogramRegistry(memory: memory)
-        for _ in 0..<5 { registry.record("late.damaged", nanos: 4_000) }
-        let stripe = try Self.stripe(of: memory)
+        let owner = try ExclusiveStripeThread.start()
+        owner.run { for _ in 0..<5 { registry.record("late.damaged", nanos: 4_000) } }
+        let stripe = try Self.stripe(of: memory, ownedBy: owner)
         for word: UInt64 in [UInt64(HistogramLayout.bucketCount + 1), 0xFFFF_FFFF, 7 << 32] {
             stripe.storeBytes(of: word, toByteOffset: L.stripePendingOffset, as: UInt64.self)
             let read = try Self.parse(memory)

@@ -151,14 +151,18 @@ import Testing
     /// The span path's fast case records only what it can without a call, and says so: 0 and
     /// nothing recorded for a name never seen, on a thread that has no stripe of it, or for a
     /// bucket whose chunk does not exist yet; the name's reference once all of those are there.
-    @Test func recordIfSeenRecordsOnlyWhatItCanAndSaysSo() {
+    /// The fast case is an exclusive stripe's, so the records run on a thread that owns one.
+    @Test func recordIfSeenRecordsOnlyWhatItCanAndSaysSo() throws {
         let registry = HistogramRegistry(capacity: 16)
-        #expect(registry.recordIfSeen("seen.a", nanos: 5_000) == 0)
+        let owner = try ExclusiveStripeThread.start()
+        #expect(owner.run { registry.recordIfSeen("seen.a", nanos: 5_000) } == 0)
         #expect(registry.snapshot()["seen.a"] == nil)
-        let ref = registry.record("seen.a", nanos: 5_000)
+        let ref = owner.run { registry.record("seen.a", nanos: 5_000) }
         #expect(ref != 0)
-        #expect(registry.recordIfSeen("seen.a", nanos: 5_100) == ref, "same chunk: the fast case")
-        #expect(registry.recordIfSeen("seen.a", nanos: 9_000_000_000) == 0, "a bucket in a chunk not claimed yet")
+        #expect(owner.run { registry.recordIfSeen("seen.a", nanos: 5_100) } == ref, "same chunk: the fast case")
+        #expect(
+            owner.run { registry.recordIfSeen("seen.a", nanos: 9_000_000_000) } == 0,
+            "a bucket in a chunk not claimed yet")
         let otherThread = Mutex<UInt32>(1)
         HistogramRegistryTests.onThreads(1) { _ in
             otherThread.withLock { $0 = registry.recordIfSeen("seen.a", nanos: 5_000) }

@@ -180,14 +180,20 @@ import Testing
         let memory = try SpanMemory.anonymous(.init(bytes: 1 << 20, nameCapacity: 4, ringCapacity: 16))
         let registry = HistogramRegistry(memory: memory)
         let flight = try #require(FlightRecorder(memory: memory))
-        for index in 0..<10 {
-            let ref = registry.record("torn.a", nanos: 5_000)
-            flight.record("torn.a", nameRef: ref, startNanos: UInt64(index), durationNanos: 5_000, budgetNanos: nil, exit: .success)
+        // Only an exclusive stripe has a sequence word to leave odd.
+        let owner = try ExclusiveStripeThread.start()
+        owner.run {
+            for index in 0..<10 {
+                let ref = registry.record("torn.a", nanos: 5_000)
+                flight.record(
+                    "torn.a", nameRef: ref, startNanos: UInt64(index), durationNanos: 5_000, budgetNanos: nil,
+                    exit: .success)
+            }
         }
         // Simulate a kill inside a record: the stripe's sequence word odd, one slot half-written.
         let image = memory.image
         let entry = memory.entry(0)
-        let stripeRef = entry.load(fromByteOffset: SpanMemoryLayout.entryStripesOffset + 4 * Int(perf_thread_stripe()), as: UInt32.self)
+        let stripeRef = entry.load(fromByteOffset: SpanMemoryLayout.entryStripesOffset + 4 * Int(owner.stripe), as: UInt32.self)
         let stripe = memory.arena + Int(stripeRef) * SpanMemoryLayout.refUnit
         stripe.storeBytes(of: stripe.load(as: UInt64.self) | 1, as: UInt64.self)
         let slot = (memory.base + memory.ringOffset).assumingMemoryBound(to: perf_flight_slot.self) + 3
