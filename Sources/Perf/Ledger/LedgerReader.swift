@@ -7,7 +7,9 @@ import Glibc
 /// The reader never fails on content: a final line without `\n` (torn by a kill) is counted
 /// in ``Summary/tornTail``; a line that is not a schema v1 object (garbage, invalid UTF-8,
 /// nesting deeper than 32, longer than ``maximumLineBytes``) is counted in
-/// ``Summary/malformedLines``; a line of a kind this build does not know is counted in
+/// ``Summary/malformedLines``, and when such a line is a fragment with a whole line after it
+/// (a write that a kill cut short, then another process's line appended to it), that line is
+/// still read; a line of a kind this build does not know is counted in
 /// ``Summary/unknownKinds`` and skipped unless asked for. Unknown keys are kept in
 /// ``LedgerEvent/extra``. Memory stays bounded by one line, whatever the file holds.
 ///
@@ -19,8 +21,14 @@ public struct LedgerReader: Sendable {
     public struct Summary: Sendable, Equatable {
         /// Events delivered to the caller.
         public var events: Int = 0
-        /// Lines that did not parse as a schema v1 object.
+        /// Lines that did not parse as a schema v1 object. A fragment left by a write that a kill
+        /// cut short counts here, also when another process's line followed it on the same line
+        /// and was read (``Summary/gluedLines``).
         public var malformedLines: Int = 0
+        /// Whole lines read from behind such a fragment: a kill cut a write short (the kernel
+        /// can stop a `write(2)` at a page boundary), and another process, which could not know,
+        /// appended its next line to the fragment. Each also counts in ``malformedLines``.
+        public var gluedLines: Int = 0
         /// Files whose last line had no `\n`: a write cut short by a kill.
         public var tornTail: Int = 0
         /// Well-formed lines of kinds this build does not know.
@@ -62,9 +70,14 @@ public struct LedgerReader: Sendable {
         for name in [LedgerWriter.previousFileName, LedgerWriter.fileName] {
             let path = directory.appendingPathComponent(name).path
             let damage = try LedgerReader.streamLines(path: path, maximumLineBytes: maximumLineBytes) { line in
-                guard let event = LedgerEvent.parse(line: line) else {
+                let event: LedgerEvent
+                if let whole = LedgerEvent.parse(line: line) {
+                    event = whole
+                } else {
                     summary.malformedLines += 1
-                    return
+                    guard let glued = LedgerReader.lineAfterAFragment(line) else { return }
+                    summary.gluedLines += 1
+                    event = glued
                 }
                 if !event.kind.isKnown {
                     summary.unknownKinds += 1
@@ -77,6 +90,27 @@ public struct LedgerReader: Sendable {
             summary.tornTail += damage.tornTail ? 1 : 0
         }
         return summary
+    }
+
+    /// How many places `lineAfterAFragment` tries in one line, so that a long line of garbage
+    /// costs a bounded number of parses.
+    static let maximumFragmentSplits = 16
+
+    /// The whole line at the end of `line`, behind a fragment: the first `{"` after the start from
+    /// which the rest parses as a ledger line, or nil. A fragment is the start of a line, so the
+    /// line appended to it begins at one of the fragment's later `{"`; an object nested in the
+    /// fragment cannot parse to the end of the line, because the fragment has no end.
+    static func lineAfterAFragment(_ line: UnsafeBufferPointer<UInt8>) -> LedgerEvent? {
+        var tries = 0
+        var index = 1
+        while index + 1 < line.count, tries < maximumFragmentSplits {
+            if line[index] == UInt8(ascii: "{"), line[index + 1] == UInt8(ascii: "\"") {
+                tries += 1
+                if let event = LedgerEvent.parse(line: UnsafeBufferPointer(rebasing: line[index...])) { return event }
+            }
+            index += 1
+        }
+        return nil
     }
 
     /// Every event, oldest first, with the summary.
