@@ -63,7 +63,13 @@ import Testing
         for key in ["date", "host_name", "executable", "library_build_type"] {
             #expect(context[key] is String, "context.\(key)")
         }
-        #expect(context["library_build_type"] as? String == "debug")
+        // perf-bench is built as the tests are.
+        #if DEBUG
+            let configuration = "debug"
+        #else
+            let configuration = "release"
+        #endif
+        #expect(context["library_build_type"] as? String == configuration)
         for key in ["num_cpus", "mhz_per_cpu"] { #expect(context[key] is Int, "context.\(key)") }
         #expect(context["caches"] is [Any] && context["load_avg"] is [Any])
         let benchmarks = try #require(object["benchmarks"] as? [[String: Any]])
