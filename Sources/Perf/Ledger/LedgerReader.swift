@@ -97,9 +97,10 @@ public struct LedgerReader: Sendable {
     static let maximumFragmentSplits = 16
 
     /// The whole line at the end of `line`, behind a fragment: the first `{"` after the start from
-    /// which the rest parses as a ledger line, or nil. A fragment is the start of a line, so the
-    /// line appended to it begins at one of the fragment's later `{"`; an object nested in the
-    /// fragment cannot parse to the end of the line, because the fragment has no end.
+    /// which the rest parses as a ledger line, or nil. A fragment is the start of a line cut
+    /// anywhere, so the line appended to it begins at a later `{"`. A `{"` inside the fragment
+    /// starts no such rest: what it opens is either closed before the cut (and the text after it
+    /// does not continue an object) or still open at the appended line, whose braces balance.
     static func lineAfterAFragment(_ line: UnsafeBufferPointer<UInt8>) -> LedgerEvent? {
         var tries = 0
         var index = 1
