@@ -61,6 +61,8 @@ public enum Perf {
         }
         DiagnosticsCapture.stopSchedule()
         guard let runtime else { return }
+        // Registered spans still open close first, so the shutdown payload's tallies count them.
+        runtime.recorder.closeAll(exit: .cancelled)
         _ = try? DiagnosticsCapture.capture(runtime, reason: "shutdown")
         runtime.shutdown()
         PerfState.retire(runtime)

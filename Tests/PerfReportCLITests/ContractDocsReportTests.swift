@@ -2,6 +2,7 @@
 // diagnostic payload contains is documented with its type, every `always` key is there, and no
 // documented path is fiction.
 import Foundation
+import PerfCore
 import Testing
 
 @testable import Perf
@@ -118,7 +119,8 @@ import Testing
                     .init(name: "api.get", threadID: 7, startNanos: 0, durationNanos: 10, exit: "success", budgetMs: 1),
                     .init(name: "boot", threadID: 7, startNanos: 20, durationNanos: 5, exit: "success", budgetMs: nil),
                 ]),
-            spanSites: ["api.get": ["App/API.swift:12"]])
+            spanSites: ["api.get": ["App/API.swift:12"]],
+            spanTallies: ["api.get": SpanTally(overBudget: 1, overBudgetNanos: 1_500_000, failure: 1)])
         var walk = KeyPathWalk(table)
         walk.walk(try JSONValue.parse(snapshot.jsonBytes), name: "DiagnosticSnapshot.jsonBytes")
         let folder = CLIFixture.data.appendingPathComponent("perf-diagnostics")

@@ -83,7 +83,7 @@ import Testing
         let summary = ReportSummary(report: report, path: "tiny.json")
         let row = try #require(summary.text.split(separator: "\n").first { $0.hasPrefix("  tiny") })
         let cells = row.split(separator: " ").map(String.init)
-        #expect(cells == ["tiny", "100", "0.000025", "0.000025", "0.000031", "0.000031", "-", "0"])
+        #expect(cells == ["tiny", "100", "0.000025", "0.000025", "0.000031", "0.000031", "-", "0", "0"])
         let object = try #require(
             try JSONSerialization.jsonObject(with: Data(summary.json.utf8)) as? [String: Any])
         let span = try #require((object["spans"] as? [[String: Any]])?.first)

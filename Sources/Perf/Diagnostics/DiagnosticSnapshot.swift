@@ -35,13 +35,18 @@ public struct DiagnosticSnapshot: Sendable, Equatable {
     /// Where each span name's first span in the session began (`Module/File.swift:88`), by name:
     /// the call sites of spans that never went over budget, which write no ledger line.
     public var spanSites: [String: [String]]
+    /// Each span name's over-budget and exit counts from span memory: exact whatever the ledger
+    /// kept. Names that never went over budget nor exited other than `success` are absent; nil for
+    /// a payload written before the counts existed (a reader then counts ledger lines instead).
+    public var spanTallies: [String: SpanTally]?
 
     /// Creates a snapshot.
     public init(
         session: String, takenAtMs: Int64, reason: String, app: Perf.AppInfo, host: HostDescription,
         process: ProcessFigures, spans: [String: Perf.Histogram], hangs: [String: Perf.Histogram],
-        intervals: SpanIntervals? = nil, spanSites: [String: [String]] = [:]
+        intervals: SpanIntervals? = nil, spanSites: [String: [String]] = [:], spanTallies: [String: SpanTally]? = nil
     ) {
+        self.spanTallies = spanTallies
         self.intervals = intervals
         self.spanSites = spanSites
         self.session = session
@@ -68,6 +73,7 @@ public struct DiagnosticSnapshot: Sendable, Equatable {
         if !spanSites.isEmpty {
             members["spanSites"] = .object(spanSites.mapValues { .array($0.map(ReportJSON.string)) })
         }
+        if let spanTallies { members["spanTallies"] = .object(spanTallies.mapValues(Self.json)) }
         if let intervals {
             members["intervals"] = intervals.json(
                 session: session, takenAtMs: takenAtMs, spans: intervals.spans.map(SpanIntervals.json))
@@ -105,6 +111,15 @@ public struct DiagnosticSnapshot: Sendable, Equatable {
             let problem = ReportDecodingError(error, at: [], expecting: DiagnosticSnapshot.self).problem
             throw Perf.ReportError(.invalidReport, path: "", "not a valid diagnostic payload: \(problem)")
         }
+    }
+
+    static func json(_ tally: SpanTally) -> ReportJSON {
+        .object([
+            "overBudget": .int(Int64(clamping: tally.overBudget)),
+            "overBudgetNs": .int(Int64(clamping: tally.overBudgetNanos)), "failure": .int(Int64(clamping: tally.failure)),
+            "cancelled": .int(Int64(clamping: tally.cancelled)), "superseded": .int(Int64(clamping: tally.superseded)),
+            "expired": .int(Int64(clamping: tally.expired)),
+        ])
     }
 
     static func json(_ app: Perf.AppInfo) -> ReportJSON {
@@ -181,12 +196,26 @@ public struct HostDescription: Sendable, Equatable, Codable {
 extension DiagnosticSnapshot: Decodable {
     enum CodingKeys: String, CodingKey {
         case schema, schemaVersion, session, takenAtMs, reason, app, host, process, spans, hangs, intervals
-        case spanSites
+        case spanSites, spanTallies
+    }
+
+    /// One name's tally as a payload holds it; a missing count reads as 0.
+    struct DecodedTally: Decodable {
+        let tally: SpanTally
+        enum CodingKeys: String, CodingKey { case overBudget, overBudgetNs, failure, cancelled, superseded, expired }
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            func count(_ key: CodingKeys) throws -> UInt64 { try container.decodeIfPresent(UInt64.self, forKey: key) ?? 0 }
+            tally = SpanTally(
+                overBudget: try count(.overBudget), overBudgetNanos: try count(.overBudgetNs), failure: try count(.failure),
+                cancelled: try count(.cancelled), superseded: try count(.superseded), expired: try count(.expired))
+        }
     }
 
     /// Reads a payload: another schema or a newer major version is rejected, every member but
-    /// `intervals` and `spanSites` is required and strictly typed. A damaged `intervals` or
-    /// `spanSites` block costs only itself (it reads as absent): older payloads have neither.
+    /// `intervals`, `spanSites` and `spanTallies` is required and strictly typed. A damaged
+    /// `intervals`, `spanSites` or `spanTallies` block costs only itself (it reads as absent):
+    /// older payloads have none of them.
     public init(from decoder: any Decoder) throws {
         let context = decoder.reportContext
         context?.started = true
@@ -211,11 +240,14 @@ extension DiagnosticSnapshot: Decodable {
             hangs = [:]
             intervals = nil
             spanSites = [:]
+            spanTallies = nil
         } else {
             spans = try container.required(.spans, as: [String: DecodedHistogram].self).mapValues(\.histogram)
             hangs = try container.required(.hangs, as: [String: DecodedHistogram].self).mapValues(\.histogram)
             intervals = try? container.decodeIfPresent(SpanIntervals.self, forKey: .intervals)
             spanSites = (try? container.decodeIfPresent([String: [String]].self, forKey: .spanSites)) ?? [:]
+            spanTallies = (try? container.decodeIfPresent([String: DecodedTally].self, forKey: .spanTallies))?
+                .mapValues(\.tally)
         }
     }
 }

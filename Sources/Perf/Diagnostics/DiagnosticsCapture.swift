@@ -15,7 +15,7 @@ enum DiagnosticsCapture {
             session: runtime.sessionID, takenAtMs: takenAtMs, reason: reason, app: runtime.configuration.app,
             host: .current(), process: .current(), spans: runtime.histograms.snapshot(),
             hangs: PerfState.hangHistograms.snapshot(), intervals: runtime.recentSpans(),
-            spanSites: runtime.histograms.sites())
+            spanSites: runtime.histograms.sites(), spanTallies: runtime.histograms.tallies())
         let name = DiagnosticFiles.fileName(takenAtMs: takenAtMs, session: runtime.sessionID)
         let path = try DiagnosticFiles.write(snapshot.jsonBytes, name: name, dataDirectory: directory.path)
         var line = LedgerEvent(kind: .diagnostic, name: reason, session: runtime.sessionID, timestampMs: takenAtMs)

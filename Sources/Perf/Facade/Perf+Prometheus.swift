@@ -58,7 +58,8 @@ package enum LivePrometheus {
         let histograms = runtime.allHistograms().filter { !$0.value.isEmpty }
         let live = runtime.operations.metrics
         var counts = live.snapshot
-        let names = Set(histograms.keys).union(counts.spans.keys)
+        let tallies = runtime.allTallies()
+        let names = Set(histograms.keys).union(counts.spans.keys).union(tallies.keys)
         // A span never over budget and never registered told no record its budget: the flight
         // recorder's newest end of it did. Looked up once per name, then remembered.
         if names.contains(where: { counts.spans[$0]?.budgetNanos == nil }),
@@ -69,9 +70,12 @@ package enum LivePrometheus {
         }
         metrics.spans = names.sorted().map { name in
             let span = counts.spans[name] ?? LiveMetrics.Span()
-            return PrometheusMetrics.Span(
-                name: name, histogram: histograms[name], overBudget: span.overBudget,
+            let tally = tallies[name] ?? SpanTally()
+            var figures = PrometheusMetrics.Span(
+                name: name, histogram: histograms[name], overBudget: max(tally.overBudget, span.overBudget),
                 budgetSeconds: (span.budgetNanos ?? nil).map { Double($0) / 1_000_000 / 1_000 })
+            for exit in SpanTally.tallied where tally.count(of: exit) > 0 { figures.exits[exit.rawValue] = tally.count(of: exit) }
+            return figures
         }
         metrics.sessions = counts.recoveredSessions.merging(["active": 1], uniquingKeysWith: +)
         metrics.hangs = counts.hangs

@@ -27,6 +27,15 @@ final class PerfRuntime: Sendable {
     /// The histograms as shutdown found them, before the span memory was closed (closing starts
     /// its counters again from zero, for spans that end late).
     private let closedHistograms = Mutex<[String: LatencyHistogram]>([:])
+    /// The tallies as shutdown found them, likewise.
+    private let closedTallies = Mutex<[String: SpanTally]>([:])
+
+    /// Every over-budget and non-success end of this runtime's session, up to shutdown and after.
+    func allTallies() -> [String: SpanTally] {
+        var merged = closedTallies.withLock { $0 }
+        for (name, tally) in histograms.tallies() { merged[name, default: SpanTally()].merge(tally) }
+        return merged
+    }
 
     /// Every span this runtime's session ended: up to shutdown, and any that ended after it.
     func allHistograms() -> [String: LatencyHistogram] {
@@ -214,6 +223,8 @@ final class PerfRuntime: Sendable {
         // still end into them.
         let final = histograms.snapshot()
         closedHistograms.withLock { $0 = final }
+        let tallies = histograms.tallies()
+        closedTallies.withLock { $0 = tallies }
         histograms.memory.close()
         session?.end()
         ledger?.close()

@@ -24,7 +24,7 @@ enum RecoveredDiagnostics {
             session: recovered.id, takenAtMs: takenAtMs, reason: reason,
             app: Perf.AppInfo(name: info.app.name, version: info.app.version, build: info.app.build),
             host: .current(), process: ProcessFigures(), spans: memory.histograms, hangs: [:], intervals: intervals,
-            spanSites: memory.sites)
+            spanSites: memory.sites, spanTallies: memory.tallies)
     }
 
     /// Files the payload with its `diagnostic` line. Best effort: a payload that cannot be written

@@ -23,6 +23,8 @@ package struct PrometheusMetrics {
         package var overBudget: UInt64
         /// The budget in seconds, when known.
         package var budgetSeconds: Double?
+        /// Ends by exit other than `success` (`failure`, `cancelled`, `superseded`, `expired`).
+        package var exits: [String: UInt64] = [:]
 
         package init(name: String, histogram: LatencyHistogram?, overBudget: UInt64, budgetSeconds: Double?) {
             self.name = name
@@ -108,9 +110,20 @@ package struct PrometheusMetrics {
         text.family(
             "perf_span_over_budget_total", type: "counter",
             help: source == .report
-                ? "Span ends over their budget recorded in the ledger." : "Span ends over their budget in this session."
+                ? "Span ends over their budget, counted in span memory (else ledger lines)."
+                : "Span ends over their budget in this session."
         ) { family in
             for span in spans { family.sample([app, ("span", span.name)], .integer(span.overBudget)) }
+        }
+        text.family(
+            "perf_span_exits_total", type: "counter",
+            help: "Span ends by exit other than success, whatever their duration: failure, cancelled, superseded, expired."
+        ) { family in
+            for span in spans where !span.exits.isEmpty {
+                for exit in SpanTally.tallied.map(\.rawValue) {
+                    family.sample([app, ("span", span.name), ("exit", exit)], .integer(span.exits[exit] ?? 0))
+                }
+            }
         }
         text.family("perf_span_budget_seconds", type: "gauge", help: "The budget a span runs under, in seconds.") {
             family in

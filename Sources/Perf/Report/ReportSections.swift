@@ -23,7 +23,11 @@ enum ReportSections {
                 histograms[name, default: LatencyHistogram()].merge(histogram)
             }
         }
-        let names = Set(histograms.keys).union(ledger.keys)
+        var tallies: [String: SpanTally] = [:]
+        for snapshot in snapshots {
+            for (name, tally) in snapshot.spanTallies ?? [:] { tallies[name, default: SpanTally()].merge(tally) }
+        }
+        let names = Set(histograms.keys).union(ledger.keys).union(tallies.keys)
         let intervalBudgets = intervalBudgets(snapshots)
         var snapshotSites: [String: Set<String>] = [:]
         for snapshot in snapshots {
@@ -41,7 +45,15 @@ enum ReportSections {
             let source: PerformanceReport.Span.Source = fromSnapshots == nil ? .ledger : .histogram
             members["source"] = .string(source.rawValue)
             members["budgetMs"] = (lines?.budgetMs ?? intervalBudgets[name]).map(ReportJSON.double) ?? .null
-            members["overBudget"] = .int(Int64(total.overBudget))
+            var tally = tallies[name] ?? SpanTally()
+            tally.merge(total.tallyAdded)
+            members["overBudget"] = .int(Int64(clamping: tally.overBudget))
+            members["overBudgetLines"] = .int(Int64(total.overBudget))
+            let exits = SpanTally.tallied.compactMap { exit -> (String, ReportJSON)? in
+                let count = tally.count(of: exit)
+                return count > 0 ? (exit.rawValue, .int(Int64(clamping: count))) : nil
+            }
+            if !exits.isEmpty { members["exits"] = .object(Dictionary(uniqueKeysWithValues: exits)) }
             let sites = (lines?.sites ?? []).union(snapshotSites[name] ?? [])
             members["sites"] = .array(sites.sorted().prefix(64).map(ReportJSON.string))
             if source == .histogram, let ledgerOnly = lines?.ledgerOnlySessions, ledgerOnly > 0 {

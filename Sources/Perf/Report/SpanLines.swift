@@ -9,6 +9,9 @@ import PerfCore
 struct SnapshotCover: Equatable {
     var takenAtMs: Int64
     var names: Set<String>
+    /// Whether the snapshot counts over-budget and non-success ends itself (``DiagnosticSnapshot/spanTallies``):
+    /// then a line at or before `takenAtMs` is already in those counts, whatever its name.
+    var tallied = false
 
     /// One cover per session id a payload names: its newest snapshot (`newest` is newest first).
     /// Names whose histogram is empty are left out: such a snapshot holds no call of them.
@@ -16,7 +19,8 @@ struct SnapshotCover: Equatable {
         var covers: [String: SnapshotCover] = [:]
         for (_, snapshot) in newest where covers[snapshot.session] == nil {
             covers[snapshot.session] = SnapshotCover(
-                takenAtMs: snapshot.takenAtMs, names: Set(snapshot.spans.filter { !$0.value.isEmpty }.keys))
+                takenAtMs: snapshot.takenAtMs, names: Set(snapshot.spans.filter { !$0.value.isEmpty }.keys),
+                tallied: snapshot.spanTallies != nil)
         }
         return covers
     }
@@ -36,12 +40,16 @@ extension LedgerDigest {
         var overBudget = 0
         /// Lines with `"exit":"orphaned"`.
         var orphaned = 0
+        /// What the lines no tallying snapshot counted add to the name's tally: all of them
+        /// without such a snapshot, else those after it.
+        var tallyAdded = SpanTally()
 
         mutating func add(_ other: SessionSpanLines) {
             lines += other.lines
             added += other.added
             overBudget += other.overBudget
             orphaned += other.orphaned
+            tallyAdded.merge(other.tallyAdded)
         }
     }
 
@@ -82,9 +90,25 @@ extension LedgerDigest {
             let inSnapshot = covered && !orphaned && event.timestampMs <= (cover?.takenAtMs ?? .min)
             if !inSnapshot { line.added = 1 }
             if let budget = event.budgetMs { budgetMs = budget }
+            let inTally = (cover?.tallied ?? false) && !orphaned && event.timestampMs <= (cover?.takenAtMs ?? .min)
             if let duration = event.durationMs {
-                if let budget = event.budgetMs, duration > budget { line.overBudget = 1 }
+                if let budget = event.budgetMs, duration > budget {
+                    line.overBudget = 1
+                    if !inTally {
+                        line.tallyAdded.overBudget = 1
+                        line.tallyAdded.overBudgetNanos = ReportLimits.nanos(ms: duration)
+                    }
+                }
                 if !inSnapshot { durations.record(nanos: ReportLimits.nanos(ms: duration)) }
+            }
+            if !inTally {
+                switch event.exit.flatMap(SpanExit.init(rawValue:)) {
+                case .failure?: line.tallyAdded.failure = 1
+                case .cancelled?: line.tallyAdded.cancelled = 1
+                case .superseded?: line.tallyAdded.superseded = 1
+                case .expired?: line.tallyAdded.expired = 1
+                default: break
+                }
             }
             if let site = event.site, sites.count < 64 { sites.insert(site) }
             if track {

@@ -132,6 +132,27 @@ public final class HistogramRegistry: Sendable {
         return entry.nameRef
     }
 
+    /// Counts an end in the name's tally (``SpanTally``): over budget, with its duration, when
+    /// `overBudgetNanos` is set, and its exit unless it is `success`. A slow path (atomic adds,
+    /// the block claimed on first use); an end that finds no room is counted in
+    /// ``droppedRecordCount``.
+    public func tally(_ name: StaticString, overBudgetNanos: UInt64?, exit: SpanExit, site: CallSite? = nil) {
+        guard overBudgetNanos != nil || exit != .success else { return }
+        guard name.hasPointerRepresentation,
+            let entry = table.entry(
+                key: UnsafeRawPointer(name.utf8Start), length: name.utf8CodeUnitCount, site: site, memory: memory),
+            entry.tally(overBudgetNanos: overBudgetNanos, exit: exit, memory: memory)
+        else {
+            memory.countDroppedRecord()
+            return
+        }
+    }
+
+    /// Every name's tally, by name: names with no over-budget or non-success end are absent.
+    public func tallies() -> [String: SpanTally] {
+        memory.image.histograms().tallies
+    }
+
     /// Slow path for names only known at run time (hang targets, recovered spans).
     ///
     /// Takes a mutex and hashes the string; the histogram merges with a static name of the same

@@ -8,6 +8,8 @@ public struct RecoveredSpanMemory: Sendable, Equatable {
     /// Per-name histograms: every span that ended before the process did (a record cut short by
     /// the kill may or may not be counted; see ``tornRecords``).
     public var histograms: [String: LatencyHistogram]
+    /// Per-name over-budget and exit counts (``SpanTally``); names without any are absent.
+    public var tallies: [String: SpanTally]
     /// Where each name's first span began (`Module/File.swift:88`), by name.
     public var sites: [String: [String]]
     /// The flight recorder's whole entries, oldest first.
@@ -40,9 +42,10 @@ public struct RecoveredSpanMemory: Sendable, Equatable {
         histograms: [String: LatencyHistogram], spans: [FlightRecorder.Entry], ringCapacity: Int, recorded: UInt64,
         clockPair: (monotonicNanos: UInt64, wallNanos: UInt64), lastAliveWallNanos: UInt64, tornRecords: Int = 0,
         tornSlots: Int = 0, damaged: Int = 0, droppedRecords: UInt64 = 0, closedCleanly: Bool = false,
-        sites: [String: [String]] = [:]
+        sites: [String: [String]] = [:], tallies: [String: SpanTally] = [:]
     ) {
         self.histograms = histograms
+        self.tallies = tallies
         self.sites = sites
         self.spans = spans
         self.ringCapacity = ringCapacity
@@ -57,7 +60,7 @@ public struct RecoveredSpanMemory: Sendable, Equatable {
     }
 
     public static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.histograms == rhs.histograms && lhs.sites == rhs.sites && lhs.spans == rhs.spans && lhs.ringCapacity == rhs.ringCapacity
+        lhs.histograms == rhs.histograms && lhs.tallies == rhs.tallies && lhs.sites == rhs.sites && lhs.spans == rhs.spans && lhs.ringCapacity == rhs.ringCapacity
             && lhs.recorded == rhs.recorded && lhs.clockPair == rhs.clockPair
             && lhs.lastAliveWallNanos == rhs.lastAliveWallNanos && lhs.tornRecords == rhs.tornRecords
             && lhs.tornSlots == rhs.tornSlots && lhs.damaged == rhs.damaged
@@ -126,7 +129,7 @@ public struct RecoveredSpanMemory: Sendable, Equatable {
             recorded: flight.recorded, clockPair: (aliveMonotonic, aliveWall), lastAliveWallNanos: aliveWall,
             tornRecords: histograms.tornRecords, tornSlots: flight.torn,
             damaged: histograms.damagedEntries + histograms.badReferences, droppedRecords: image.droppedRecords,
-            closedCleanly: image.isClosed, sites: image.sites())
+            closedCleanly: image.isClosed, sites: image.sites(), tallies: histograms.tallies)
     }
 
     /// Reads `count` bytes from the start of `fd` into a 64-byte aligned buffer.

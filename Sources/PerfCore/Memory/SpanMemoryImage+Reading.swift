@@ -5,6 +5,8 @@ extension SpanMemoryImage {
     /// The histograms of a span memory, with what could not be trusted.
     struct Histograms {
         var byName: [String: LatencyHistogram] = [:]
+        /// Over-budget and exit counts by name; names that never had one are absent.
+        var tallies: [String: SpanTally] = [:]
         /// Exclusive stripes whose sequence word was odd: one record was cut mid-write (by a kill).
         /// It may or may not count, and the record before it (whose late tick it was adding) may
         /// count twice; sum and extremes are kept consistent with the buckets.
@@ -24,6 +26,9 @@ extension SpanMemoryImage {
             guard let name = name(ofEntry: index) else {
                 if let check = word(entry + L.entryCheckOffset), check != 0 { result.damagedEntries += 1 }
                 continue
+            }
+            if let tally = tally(ofEntry: entry, badReferences: &result.badReferences) {
+                result.tallies[name, default: SpanTally()].merge(tally)
             }
             for bucket in counts.indices { counts[bucket] = 0 }
             var merged: Totals?
@@ -47,6 +52,20 @@ extension SpanMemoryImage {
             result.byName[name, default: LatencyHistogram()].merge(histogram)
         }
         return result
+    }
+
+    /// The entry's tally block, when it has one that checks out.
+    private func tally(ofEntry entry: Int, badReferences: inout Int) -> SpanTally? {
+        guard let ref = half(entry + L.entryTallyOffset), ref != 0 else { return nil }
+        guard let block = arenaStart(ref, bytes: L.tallyBytes), word(block + L.tallyTagOffset) == L.tallyTag else {
+            badReferences += 1
+            return nil
+        }
+        func value(_ which: SpanMemoryLayout.TallyWord) -> UInt64 { word(block + which.rawValue * 8) ?? 0 }
+        let tally = SpanTally(
+            overBudget: value(.overBudget), overBudgetNanos: value(.overBudgetNanos), failure: value(.failure),
+            cancelled: value(.cancelled), superseded: value(.superseded), expired: value(.expired))
+        return tally.isEmpty ? nil : tally
     }
 
     /// What one stripe adds to a snapshot, besides its bucket counts.

@@ -71,6 +71,9 @@ public enum SpanMemoryLayout {
     static let entryRefOffset = 24  // u32 the entry's own number plus one (what ring slots store)
     static let entrySiteOffset = 32  // u32 arena offset of the first end's call site text, u32 length
     static let entrySiteCheckOffset = 40  // check of the site fields and text; 0 when none
+    /// u32 arena reference to the name's tally block (``SpanTally``), 0 until its first
+    /// over-budget or non-success end; files written before tallies have 0 here.
+    static let entryTallyOffset = 48
     static let entryStripesOffset = 64  // u32 stripe refs, one per stripe index
     /// Stripe slots per entry.
     public static let stripesPerEntry = 32
@@ -92,6 +95,13 @@ public enum SpanMemoryLayout {
     static let stripeTagOffset = 568
     /// "STRIPE01": marks the start of a stripe, so a reference to anything else is caught.
     static let stripeTag: UInt64 = 0x3130_4550_4952_5453
+
+    // Tally blocks: one u64 per ``TallyWord`` (atomic adds), then a tag at the block's end.
+    /// Bytes of one tally block.
+    static let tallyBytes = 128
+    static let tallyTagOffset = 120
+    /// "TALLY001": marks a tally block, so a reference to anything else is caught.
+    static let tallyTag: UInt64 = 0x3130_3059_4C4C_4154
 
     /// Buckets per chunk: a quarter of an octave, so the durations of one span name usually touch
     /// one or two chunks.

@@ -152,7 +152,16 @@ public final class SpanRecorder: Sendable {
             recordScopedEnd(
                 name: token.name, site: token.site, recordThresholdNanos: token.recordThresholdNanos, elapsed: elapsed,
                 exit: exit, reason: reason, detail: detail, count: count)
+        } else if exit != .success {
+            tallyExit(token.name, exit: exit, site: token.site)
         }
+    }
+
+    /// An under-budget end that did not succeed: counted in its name's tally, out of line (a
+    /// constant `.success` exit folds this branch away).
+    @usableFromInline @inline(never)
+    func tallyExit(_ name: StaticString, exit: SpanExit, site: CallSite) {
+        histograms.tally(name, overBudgetNanos: nil, exit: exit, site: site)
     }
 
     /// The span flight recorder this recorder writes, if any.
@@ -167,13 +176,15 @@ public final class SpanRecorder: Sendable {
         name: StaticString, site: CallSite, recordThresholdNanos: UInt64, elapsed: UInt64, exit: SpanExit,
         reason: String?, detail: String?, count: Int?
     ) {
+        let budget = SpanToken.budget(recordThresholdNanos: recordThresholdNanos)
+        histograms.tally(name, overBudgetNanos: budget == nil ? nil : elapsed, exit: exit, site: site)
         let wall = clock.wallNanos()
         pipeline.emit(
             .spanEnded(
                 SpanEndRecord(
                     id: 0, name: name.description, site: site.description,
                     startWallNanos: wall >= elapsed ? wall - elapsed : 0, durationNanos: elapsed,
-                    budgetNanos: SpanToken.budget(recordThresholdNanos: recordThresholdNanos), exit: exit,
+                    budgetNanos: budget, exit: exit,
                     reason: reason, detail: detail, count: count)))
     }
 }

@@ -103,8 +103,10 @@ public struct ExportInput: Sendable {
         public var p50Ms: Double, p90Ms: Double, p95Ms: Double, p99Ms: Double
         /// The budget, when a ledger line told it.
         public var budgetMs: Double?
-        /// Ledger lines over budget.
+        /// Ends over budget (exact where span memory counted them, else ledger lines).
         public var overBudget: Int64
+        /// Ends by exit other than `success`, by exit.
+        public var exits: [String: Int64] = [:]
         /// The full distribution, when the report carries it.
         public var histogram: LatencyHistogram?
         /// `histogram` (every call) or `ledger` (only the slow ones).
@@ -316,8 +318,8 @@ enum ExportReading {
         .init(
             name: name, count: span.count, sumMs: span.sumMs, minMs: span.minMs, maxMs: span.maxMs,
             p50Ms: span.p50Ms, p90Ms: span.p90Ms, p95Ms: span.p95Ms, p99Ms: span.p99Ms, budgetMs: span.budgetMs,
-            overBudget: span.overBudget, histogram: span.histogram, source: span.source, orphaned: span.orphaned,
-            orphanedLowerMs: span.orphanedLowerMs)
+            overBudget: span.overBudget, exits: span.exits ?? [:], histogram: span.histogram, source: span.source,
+            orphaned: span.orphaned, orphanedLowerMs: span.orphanedLowerMs)
     }
 
     static func processSample(_ entry: PerformanceReport.Diagnostic) -> ExportInput.ProcessSample? {

@@ -37,9 +37,11 @@ public enum PrometheusExport {
         metrics.generatedAtUnixNanos = input.generatedAtUnixNanos
         for session in input.sessions { metrics.sessions[session.status.rawValue, default: 0] += 1 }
         metrics.spans = input.spans.map { span in
-            PrometheusMetrics.Span(
+            var figures = PrometheusMetrics.Span(
                 name: span.name, histogram: span.source == .histogram ? span.histogram : nil,
                 overBudget: UInt64(clamping: span.overBudget), budgetSeconds: span.budgetMs.map { $0 / 1_000 })
+            figures.exits = span.exits.mapValues { UInt64(clamping: $0) }
+            return figures
         }
         metrics.hangs = UInt64(clamping: input.hangs.count)
         metrics.fatalHangs = UInt64(clamping: input.hangs.fatal)

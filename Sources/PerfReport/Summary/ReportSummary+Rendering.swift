@@ -13,7 +13,7 @@ extension ReportSummary {
         if spans.isEmpty {
             lines.append("  none recorded")
         } else {
-            lines.append(row(["NAME", "COUNT", "P50 ms", "P95 ms", "P99 ms", "MAX ms", "BUDGET ms", "OVER"]))
+            lines.append(row(["NAME", "COUNT", "P50 ms", "P95 ms", "P99 ms", "MAX ms", "BUDGET ms", "OVER", "FAILED"]))
             for span in spans {
                 let name = span.source == .ledger ? span.name + " *" : span.name
                 // A maximum an orphan's open time gave is a lower bound; nothing measured is "-".
@@ -24,7 +24,13 @@ extension ReportSummary {
                     ? [format(span.p50Ms), format(span.p95Ms), format(span.p99Ms), maximum] : ["-", "-", "-", "-"]
                 lines.append(
                     row(
-                        [name, "\(span.count)"] + figures + [span.budgetMs.map(format) ?? "-", "\(span.overBudget)"]))
+                        [name, "\(span.count)"] + figures
+                            + [span.budgetMs.map(format) ?? "-", "\(span.overBudget)", Self.failed(span)]))
+            }
+            let over = spans.reduce(Int64(0)) { $0 &+ $1.overBudget }
+            let held = spans.reduce(Int64(0)) { $0 &+ ($1.overBudgetLines ?? $1.overBudget) }
+            if held < over {
+                lines.append("  OVER counts every end over budget; the ledger still holds \(held) of their \(over) lines")
             }
             if spans.contains(where: { $0.source == .ledger }) {
                 lines.append("  * from ledger lines only (slow calls); no histogram snapshot held this span")
@@ -110,6 +116,13 @@ extension ReportSummary {
             + " (\(input.invalidPayloads) unreadable)"
     }
 
+    /// The FAILED cell: failed ends, with their share of the calls when there are any.
+    static func failed(_ span: Span) -> String {
+        let failed = span.exits["failure"] ?? 0
+        guard failed > 0, span.count > 0 else { return "\(failed)" }
+        return "\(failed) (" + String(format: "%.1f", Double(failed) / Double(span.count) * 100) + " %)"
+    }
+
     /// The summary as JSON (`schema` `perf-report-summary`, version 1), keys sorted.
     public var json: String {
         let document = ReportJSON.object([
@@ -124,6 +137,8 @@ extension ReportSummary {
                         "budgetMs": span.budgetMs.map(ReportJSON.double) ?? .null,
                         "overBudget": .int(span.overBudget), "source": .string(span.source.rawValue),
                     ]
+                    if let lines = span.overBudgetLines { members["overBudgetLines"] = .int(lines) }
+                    if !span.exits.isEmpty { members["exits"] = .object(span.exits.mapValues(ReportJSON.int)) }
                     if let orphaned = span.orphaned {
                         members["orphaned"] = .int(orphaned)
                         members["orphanedLowerMs"] = span.orphanedLowerMs.map(ReportJSON.double) ?? .null

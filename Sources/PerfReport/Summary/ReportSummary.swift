@@ -20,8 +20,12 @@ public struct ReportSummary: Sendable, Equatable {
         public var p50Ms: Double, p95Ms: Double, p99Ms: Double, maxMs: Double
         /// The call site's budget, when a ledger line or a flight-recorder interval told it.
         public var budgetMs: Double?
-        /// Ledger lines over budget.
+        /// Ends over budget (exact where span memory counted them, else ledger lines).
         public var overBudget: Int64
+        /// Of those, the ledger lines still held; `nil` in older reports.
+        public var overBudgetLines: Int64?
+        /// Ends by exit other than `success`, when any.
+        public var exits: [String: Int64] = [:]
         /// `histogram` (all calls) or `ledger` (only the recorded, slow ones).
         public var source: PerformanceReport.Span.Source
         /// Whether any call has a duration; when none has (only spans left open for an unknown
@@ -119,6 +123,19 @@ public struct ReportSummary: Sendable, Equatable {
         self.init(report: try PerformanceReport(bytes: bytes, path: path), path: path)
     }
 
+    /// One span's row.
+    private static func row(name: String, span: PerformanceReport.Span) -> Span {
+        var row = Span(
+            name: name, count: span.count, p50Ms: span.p50Ms, p95Ms: span.p95Ms, p99Ms: span.p99Ms,
+            maxMs: span.maxMs, budgetMs: span.budgetMs, overBudget: span.overBudget, source: span.source)
+        row.overBudgetLines = span.overBudgetLines
+        row.exits = span.exits ?? [:]
+        row.measured = measured(span)
+        row.orphaned = span.orphaned
+        row.orphanedLowerMs = span.orphanedLowerMs
+        return row
+    }
+
     /// The summary of a report already read.
     public init(report: PerformanceReport, path: String) {
         self.path = path
@@ -127,12 +144,8 @@ public struct ReportSummary: Sendable, Equatable {
             (app?.name ?? "unknown app") + (app?.version.map { " " + $0 } ?? "")
             + (app?.build.map { " (build \($0))" } ?? "")
         generatedAt = report.generatedAt?.description ?? "unknown"
-        spans = report.spans.map { name, span in
-            Span(
-                name: name, count: span.count, p50Ms: span.p50Ms, p95Ms: span.p95Ms, p99Ms: span.p99Ms,
-                maxMs: span.maxMs, budgetMs: span.budgetMs, overBudget: span.overBudget, source: span.source,
-                measured: Self.measured(span), orphaned: span.orphaned, orphanedLowerMs: span.orphanedLowerMs)
-        }.sorted { $0.p95Ms != $1.p95Ms ? $0.p95Ms > $1.p95Ms : $0.name < $1.name }
+        spans = report.spans.map(Self.row)
+            .sorted { $0.p95Ms != $1.p95Ms ? $0.p95Ms > $1.p95Ms : $0.name < $1.name }
         hangCount = report.hangs.count
         fatalHangs = report.hangs.fatal
         suppressedHangs = report.hangs.suppressed

@@ -153,8 +153,15 @@ extension PerformanceReport {
         public var source: Source
         /// The call site's budget, when a ledger line (else a flight-recorder interval) told it.
         public var budgetMs: Double?
-        /// Ledger lines over their budget, over the same sessions as `count`.
+        /// Ends over their budget, over the same sessions as `count`: exact from span memory's
+        /// counts where a session's snapshot kept them, else its ledger lines over budget.
         public var overBudget: Int64
+        /// Of those, the ledger lines still held (the cap rotates the oldest away, a burst may
+        /// drop some); `nil` in older reports, where `overBudget` counted lines.
+        public var overBudgetLines: Int64?
+        /// Ends by exit other than `success` (`failure`, `cancelled`, `superseded`, `expired`),
+        /// whatever their duration; `nil` when there were none, and in older reports.
+        public var exits: [String: Int64]?
         /// Call sites (`Module/File.swift:88`) of the ledger lines, sorted; empty when no ledger
         /// line of the name gave one.
         public var sites: [String]
@@ -173,8 +180,11 @@ extension PerformanceReport {
             count: Int64 = 0, sumMs: Double = 0, minMs: Double = 0, maxMs: Double = 0, p50Ms: Double = 0,
             p90Ms: Double = 0, p95Ms: Double = 0, p99Ms: Double = 0, histogram: Perf.Histogram? = nil,
             source: Source = .histogram, budgetMs: Double? = nil, overBudget: Int64 = 0, sites: [String] = [],
-            ledgerOnlySessions: Int64? = nil, orphaned: Int64? = nil, orphanedLowerMs: Double? = nil
+            ledgerOnlySessions: Int64? = nil, orphaned: Int64? = nil, orphanedLowerMs: Double? = nil,
+            overBudgetLines: Int64? = nil, exits: [String: Int64]? = nil
         ) {
+            self.overBudgetLines = overBudgetLines
+            self.exits = exits
             self.count = count
             self.sumMs = sumMs
             self.minMs = minMs
@@ -195,7 +205,7 @@ extension PerformanceReport {
 
         enum CodingKeys: String, CodingKey {
             case count, sumMs = "sum", minMs = "min", maxMs = "max", p50Ms, p90Ms, p95Ms, p99Ms, histogram, source
-            case budgetMs, overBudget, sites, ledgerOnlySessions, orphaned, orphanedLowerMs
+            case budgetMs, overBudget, sites, ledgerOnlySessions, orphaned, orphanedLowerMs, overBudgetLines, exits
         }
 
         /// Reads the object; absent numbers read as 0, an absent source as `histogram`, absent
@@ -219,6 +229,8 @@ extension PerformanceReport {
             ledgerOnlySessions = try container.optional(.ledgerOnlySessions, context)
             orphaned = try container.optional(.orphaned, context)
             orphanedLowerMs = try container.optional(.orphanedLowerMs, context)
+            overBudgetLines = try container.optional(.overBudgetLines, context)
+            exits = try container.optional(.exits, context)
         }
     }
 
