@@ -60,12 +60,16 @@ enum DemoCommand {
             return PerfReportCommand.invalidInput(error)
         }
         var text = summary.text
-        let noteLines =
+        let stormName = DemoWorkload.stormNote.description
+        let stormLines =
             (try? LedgerReader(directory: directory).readAll().events)?
-            .filter { $0.kind == .note }.count ?? 0
+            .filter { $0.kind == .note && $0.name == stormName }.count ?? 0
         if temporary { try? FileManager.default.removeItem(at: directory) }
+        // The figures of the NOTES table's row, so the sentence and the table agree.
+        let row = summary.notes.first { $0.name == stormName }
         text +=
-            "\nNote floor: \(notes) demo.socket.reconnect notes in a burst left \(noteLines) ledger line(s): "
+            "\nNote floor: \(notes) \(stormName) notes in a burst: \(row?.count ?? 0) written, "
+            + "\(row?.suppressed ?? 0) held back and counted, in \(stormLines) ledger line(s): "
             + "the same-name floor (30 s) keeps a storm from flooding the ledger.\n"
         text +=
             temporary

@@ -10,7 +10,8 @@ import Testing
     static let session = "0123456789abcdef"
     static let wall: UInt64 = 1_764_680_400_000_000_000
 
-    /// One line per way the facade writes one, from the records the runtime emits.
+    /// One line per way the facade writes one, from the records the runtime emits and the note
+    /// floor's count of what it held back.
     static func recordLines() -> [LedgerEvent] {
         let records: [Record] = [
             .spanEnded(
@@ -43,6 +44,7 @@ import Testing
             .session(SessionEventRecord(sessionID: session, event: .end, wallNanos: wall)),
         ]
         return records.compactMap { LedgerLines.event(for: $0, session: session) }
+            + [NoteFloor.line(.init(name: "socket.reconnect", count: 12), session: session, wallNanos: wall)]
     }
 
     /// The lines the next start writes about a crashed session and an unreadable one.

@@ -15,6 +15,13 @@ import Testing
         #expect(demoOut.contains("/data (the ledger perf-events.jsonl, payloads in perf-diagnostics/)"), "\(demoOut)")
         // Under `swift run` the process start includes the build: the demo records no boot span.
         #expect(!demoOut.split(separator: "\n").contains { $0.hasPrefix("  boot ") }, "\(demoOut)")
+        // The storm's 500 notes: the NOTES table's row and the sentence under it say the same.
+        let stormRow = try #require(demoOut.split(separator: "\n").first { $0.hasPrefix("  demo.socket.reconnect ") })
+        #expect(stormRow.split(separator: " ").dropFirst().compactMap { Int($0) } == [1, 499], "\(stormRow)")
+        #expect(
+            demoOut.contains(
+                "Note floor: 500 demo.socket.reconnect notes in a burst: 1 written, 499 held back and counted, in 2 "
+                    + "ledger line(s)"), "\(demoOut)")
         let report = directory.appendingPathComponent("performance-report.json")
         #expect(FileManager.default.fileExists(atPath: report.path))
 

@@ -157,6 +157,20 @@ import Testing
         #expect((object["hitches"] as? [[String: Any]])?.count == 2)
     }
 
+    /// 500 notes in a burst, then shutdown: the note line and the line with the count the floor
+    /// held back (`count` 0). The second is no note: counting it would count the burst twice.
+    @Test func aLineThatOnlyCarriesTheHeldBackCountIsNoNote() throws {
+        var heldBack = Self.event(.note, "db.error", atMs: 2_000)
+        heldBack.count = 0
+        heldBack.extra["suppressedCount"] = .int(499)
+        let events = [Self.event(.note, "db.error", atMs: 1_000), heldBack]
+        let summary = ReportSummary(report: PerformanceReport(ledger: .init(events: events)), path: "r.json")
+        #expect(summary.notes == [.init(name: "db.error", count: 1, suppressed: 499)])
+        let text = summary.text
+        #expect(text.contains("NOTES: 1 (499 more held back by the note floor)\n"), "\(text)")
+        #expect(text.contains("  db.error" + String(repeating: " ", count: 32) + "      1         499\n"), "\(text)")
+    }
+
     @Test func aReportWithoutHitchesOrNotesSaysNone() {
         let summary = ReportSummary(report: PerformanceReport(), path: "empty.json")
         #expect(summary.text.contains("HITCHES: 0 (0 suppressed), max 0.0 ms\n"))

@@ -154,6 +154,65 @@ extension PerfGlobalStateTests {
             #expect(events.contains { $0.kind == .note && $0.name == "other.note" })
         }
 
+        /// The count rides on no later note: shutdown writes it, before the session's end, and the
+        /// report counts one note and 499 held back, not two notes.
+        @Test func aNoteStormThenShutdownWritesWhatTheFloorHeldBack() throws {
+            let clock = ManualClock()
+            let (events, directory) = try withInstalled(noteFloorSeconds: 30, clock: clock) { _ in
+                for _ in 0..<500 {
+                    Perf.note("db.error", detail: "constraint")
+                    clock.advance(byMilliseconds: 1)
+                }
+            }
+            defer { directory.remove() }
+            let lines = events.filter { $0.kind == .note && $0.name == "db.error" }
+            try #require(lines.count == 2, "\(lines)")
+            #expect(lines[0].count == nil && lines[0].detail == "constraint")
+            #expect(lines[0].extra["suppressedCount"] == nil)
+            #expect(lines[1].count == 0 && lines[1].detail == nil && lines[1].extra["suppressedCount"] == .int(499))
+            let heldBackIndex = try #require(events.firstIndex { $0.count == 0 && $0.name == "db.error" })
+            let endIndex = try #require(events.firstIndex { $0.kind == .session && $0.name == "end" })
+            #expect(heldBackIndex < endIndex, "the count is the session's: written before its end")
+
+            let report = try PerformanceReport(bytes: ReportBuilder(directory: directory.url).build(), path: "r.json")
+            let reported = report.ledger.events.filter { $0.kind == .note && $0.name == "db.error" }
+            #expect(reported.filter { $0.count != 0 }.count == 1, "one note written")
+            let held = reported.map { event -> Int64 in
+                if case .int(let count)? = event.extra["suppressedCount"] { return count }
+                return 0
+            }
+            #expect(held.reduce(0, +) == 499)
+        }
+
+        /// A window that ends with notes held back writes their count from the floor's timer,
+        /// though no note of the name (only one of another name) comes after it; that line opens
+        /// the next window.
+        @Test func aFloorWindowsEndWritesTheHeldBackCountWithoutAnotherNote() throws {
+            let clock = ManualClock()
+            let (events, directory) = try withInstalled(noteFloorSeconds: 30, clock: clock) { url in
+                for _ in 0..<10 {
+                    Perf.note("socket.reconnect")
+                    clock.advance(byMilliseconds: 100)
+                }
+                Perf.note("other.note")
+                let timer = try #require(PerfState.runtime()?.noteFloor.timer as? ManualExpiryTimer)
+                #expect(!timer.fireIfDue(nowNanos: clock.monotonicNanos()), "the window is still open")
+                clock.advance(byMilliseconds: 29_000)
+                #expect(timer.fireIfDue(nowNanos: clock.monotonicNanos()), "armed for the window's end")
+                let written = try LedgerReader(directory: url).readAll().events.filter { $0.name == "socket.reconnect" }
+                #expect(written.count == 2, "\(written)")
+                #expect(written.last?.count == 0 && written.last?.extra["suppressedCount"] == .int(9))
+                #expect(timer.armedDeadline == nil, "nothing is held back any more")
+                clock.advance(byMilliseconds: 1_000)
+                Perf.note("socket.reconnect")
+                #expect(timer.armedDeadline == clock.monotonicNanos() - 1_000_000_000 + 30_000_000_000)
+            }
+            defer { directory.remove() }
+            let lines = events.filter { $0.kind == .note && $0.name == "socket.reconnect" }
+            #expect(lines.map(\.count) == [nil, 0, 0], "the note after the count's line was held, and written at shutdown")
+            #expect(lines.map { $0.extra["suppressedCount"] } == [nil, .int(9), .int(1)])
+        }
+
         @Test func markReadyRecordsBootOnce() throws {
             PerfState.readyMarked.store(false, ordering: .relaxed)
             let (events, directory) = try withInstalled { _ in

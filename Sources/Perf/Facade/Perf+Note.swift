@@ -7,8 +7,10 @@ extension Perf {
     /// Records a noteworthy event (`socket.reconnect`, `cache.flush`).
     ///
     /// Notes of one name are floored (``Configuration/noteFloorSeconds``, 30 s by default): a reconnect
-    /// storm writes one line, and the number of notes held back rides on the next line that
-    /// passes as `suppressedCount`.
+    /// storm writes one line per floor window, and the number of notes held back rides on the next
+    /// line that passes as `suppressedCount`. When no note of the name passes by the window's end, a
+    /// timer of Perf's own (not the calling thread) writes a line that carries the count, with
+    /// `count` 0 as it is no note itself; ``shutdown()`` writes the counts still held.
     ///
     /// - Parameters:
     ///   - name: A static name.

@@ -53,7 +53,9 @@ final class PerfRuntime: Sendable {
         self.histograms = histograms
         self.clock = clock
         self.sessionID = sessionID
-        self.noteFloor = NoteFloor(floorSeconds: configuration.noteFloorSeconds)
+        self.noteFloor = NoteFloor(
+            floorSeconds: configuration.noteFloorSeconds,
+            timer: ledger == nil ? nil : Self.noteFloorTimer(clock: clock))
         self.directory = directory
         self.ledger = ledger
         self.session = session
@@ -61,6 +63,7 @@ final class PerfRuntime: Sendable {
         heartbeat = histograms.memory.isFileBacked ? SpanMemoryHeartbeat(memory: histograms.memory, clock: clock) : nil
         operations = RuntimeOperations(configuration: configuration, pipeline: recorder.pipeline, clock: clock)
         Probes.session(start: true, pid: getpid())  // USDT perf:session_start
+        noteFloor.timer?.setHandler { [weak self] in self?.writeEndedNoteWindows() }
     }
 
     /// Builds a runtime. Never throws: a directory that cannot be used costs one message on
@@ -209,10 +212,11 @@ final class PerfRuntime: Sendable {
             wallNanos: clock.wallNanos(), threadName: SpanIntervals.currentThreadName)
     }
 
-    /// Ends the session cleanly: open registered spans close as cancelled, the end line and marker
-    /// are written, buffered sinks drain.
+    /// Ends the session cleanly: open registered spans close as cancelled, the counts the note
+    /// floor still holds are written, the end line and marker are written, buffered sinks drain.
     func shutdown() {
         recorder.closeAll(exit: .cancelled)
+        writeHeldBackNotes(noteFloor.takeAll())
         recorder.pipeline.emit(.session(SessionEventRecord(sessionID: sessionID, event: .end, wallNanos: clock.wallNanos())))
         Probes.session(start: false, pid: getpid())  // USDT perf:session_end
         recorder.pipeline.flush()

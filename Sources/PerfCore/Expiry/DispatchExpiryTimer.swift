@@ -8,12 +8,14 @@ import Foundation
 /// ``SystemClock``. Pair it with ``SystemClock`` only: another clock's deadlines would be
 /// misread.
 public final class DispatchExpiryTimer: ExpiryTimer {
-    private let queue = DispatchQueue(label: "perf.span-expiry")
+    private let queue: DispatchQueue
     private let source: SendableTimerSource
     private let handler = HandlerBox()
 
-    /// Creates a disarmed timer.
-    public init() {
+    /// Creates a disarmed timer whose handler runs on a serial queue named `label` (the name
+    /// stack dumps show for its thread).
+    public init(label: String = "perf.span-expiry") {
+        queue = DispatchQueue(label: label)
         source = SendableTimerSource(DispatchSource.makeTimerSource(queue: queue))
         source.timer.setEventHandler { [handler] in
             handler.current?()

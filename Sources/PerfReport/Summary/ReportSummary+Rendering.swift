@@ -93,9 +93,9 @@ extension ReportSummary {
             }
         }
         lines.append("")
-        let noteLines = notes.reduce(Int64(0)) { $0 + $1.count }
+        let written = notes.reduce(Int64(0)) { $0 + $1.count }
         let heldBack = notes.reduce(Int64(0)) { $0 &+ $1.suppressed }
-        lines.append("NOTES: \(noteLines) (\(heldBack) more held back by the note floor)\(partial)")
+        lines.append("NOTES: \(written) (\(heldBack) more held back by the note floor)\(partial)")
         if !notes.isEmpty {
             lines.append("  " + pad("NAME", 40) + leftPad("COUNT", 7) + leftPad("HELD BACK", 12))
             for note in notes {

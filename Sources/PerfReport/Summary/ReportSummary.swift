@@ -66,7 +66,8 @@ public struct ReportSummary: Sendable, Equatable {
     public struct Note: Sendable, Equatable {
         /// The note name.
         public var name: String
-        /// Note lines of the name.
+        /// Notes of the name the ledger wrote: its note lines, less those that only carry a
+        /// held-back count (`count` 0, written at a floor window's end or at shutdown).
         public var count: Int64
         /// Notes of the name the floor held back (the lines' `suppressedCount`, summed).
         public var suppressed: Int64
@@ -187,12 +188,12 @@ public struct ReportSummary: Sendable, Equatable {
         }
     }
 
-    /// Note lines per name, most first (ties by name), with what the floor held back.
+    /// Notes per name, most first (ties by name), with what the floor held back.
     static func noteRows(_ events: [PerformanceReport.Event]) -> [Note] {
         var byName: [String: Note] = [:]
         for event in events where event.kind == .note {
             var note = byName[event.name, default: Note(name: event.name, count: 0, suppressed: 0)]
-            note.count += 1
+            if event.count != 0 { note.count += 1 }
             if case .int(let held)? = event.extra["suppressedCount"], held > 0 {
                 note.suppressed = note.suppressed.addingReportingOverflow(held).overflow ? .max : note.suppressed + held
             }
