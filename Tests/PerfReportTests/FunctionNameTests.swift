@@ -63,7 +63,8 @@ import Testing
     }
 
     @Test func theSummaryMarksAMergedCulpritAndAThunk() throws {
-        let merged = "merged function signature specialization <Arg[1] = Dead> of barsPerf.barsBlockedFunction(ms: Swift.Int) -> ()"
+        let merged =
+            "merged function signature specialization <Arg[1] = Dead> of barsPerf.barsBlockedFunction(ms: Swift.Int) -> ()"
         let thunk = "partial apply for closure #1 () -> () in service.main() -> ()"
         let report = PerformanceReport(
             hangs: .init(

@@ -65,8 +65,10 @@ extension PerfGlobalStateTests {
             try #require(stderr.count == 1, "\(stderr)")
             // perf: hang 611 ms on child.db.writer in static HangLogChild.loadIndexMerged(milliseconds: Swift.Int) -> () (merged) (clock_nanosleep(600 ms))
             let line = stderr[0]
-            let twins = ["HangLogChild.loadStoreMerged(milliseconds: Swift.Int) -> () (merged) (",
-                         "HangLogChild.loadIndexMerged(milliseconds: Swift.Int) -> () (merged) ("]
+            let twins = [
+                "HangLogChild.loadStoreMerged(milliseconds: Swift.Int) -> () (merged) (",
+                "HangLogChild.loadIndexMerged(milliseconds: Swift.Int) -> () (merged) (",
+            ]
             #expect(line.contains(" on child.db.writer in "), "\(line)")
             #expect(twins.contains { line.contains($0) }, "the merged function, marked: \(line)")
             let hangs = try LedgerReader(directory: directory.url.appendingPathComponent("data")).readAll().events

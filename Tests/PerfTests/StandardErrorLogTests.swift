@@ -67,7 +67,8 @@ import Testing
         #expect(
             LogLineText.hang(Self.hang(culprit: "merged barsPerf.barsBlockedFunction(ms: Swift.Int) -> ()", wait: nil))
                 == "perf: hang 612 ms on db.writer in barsPerf.barsBlockedFunction(ms: Swift.Int) -> () (merged)")
-        let thunk = LogLineText.hang(Self.hang(culprit: "partial apply for closure #1 () -> () in service.main() -> ()"))
+        let thunk = LogLineText.hang(
+            Self.hang(culprit: "partial apply for closure #1 () -> () in service.main() -> ()"))
         #expect(thunk.hasPrefix("perf: hang 612 ms on db.writer in closure "), "\(thunk)")
         #expect(thunk.hasSuffix(" in service.main() -> () (thunk) (read(fd 7 → /var/lib/app/db.sqlite))"), "\(thunk)")
         #expect(

@@ -248,7 +248,9 @@ import Testing
     @Test func aMergedFunctionIsTheCulpritNotItsCaller() {
         let stack = [
             Self.frame("usleep", system: true),
-            Self.frame("merged function signature specialization <Arg[1] = Dead> of barsPerf.barsBlockedFunction(ms: Swift.Int) -> ()"),
+            Self.frame(
+                "merged function signature specialization <Arg[1] = Dead> of barsPerf.barsBlockedFunction(ms: Swift.Int) -> ()"
+            ),
             Self.frame("barsPerf.run() -> ()"), Self.frame("__libc_start_main", system: true),
         ]
         let culprit = StackAnalysis.stuckFrames([stack, stack]).culprit
@@ -262,7 +264,8 @@ import Testing
     /// program on the stack: the culprit is that glue, marked a thunk, never none.
     @Test func aStackOfOnlyThunksNamesTheNearestThunkThatNamesAFunction() {
         let reabstraction = Self.frame(
-            "reabstraction thunk helper from @escaping @callee_guaranteed () -> () to @escaping @callee_unowned @convention(block) () -> ()")
+            "reabstraction thunk helper from @escaping @callee_guaranteed () -> () to @escaping @callee_unowned @convention(block) () -> ()"
+        )
         let partialApply = Self.frame("partial apply for closure #1 () -> () in service.main() -> ()")
         let stack = [
             Self.frame("clock_nanosleep", system: true), reabstraction, partialApply,
