@@ -3,6 +3,8 @@
 // read its stderr.
 //   hang:  a hang watchdog on a queue that blocks 600 ms once in `HangLogChild.loadStore()`; once
 //          the hang is reported it shuts Perf down, prints "done" and exits.
+//   merged: the same, blocked in `loadStoreMerged()`, whose body is `loadIndexMerged()`'s: an
+//          optimised build merges the two into one `merged` function.
 //   start: installs, shuts down, prints "done" (the start after `facade hang <dir>` was killed
 //          recovers it).
 import Foundation
@@ -11,9 +13,9 @@ import Perf
 
 enum HangLogChild {
     static func run(_ arguments: [String]) -> Int32 {
-        guard arguments.count >= 2, ["hang", "start"].contains(arguments[1]) else {
+        guard arguments.count >= 2, ["hang", "merged", "start"].contains(arguments[1]) else {
             FileHandle.standardError.write(
-                Data("usage: perf-test-child hang-log <dir> hang|start [log] [label=<label>]\n".utf8))
+                Data("usage: perf-test-child hang-log <dir> hang|merged|start [log] [label=<label>]\n".utf8))
             return 2
         }
         let label = arguments.first { $0.hasPrefix("label=") }.map { String($0.dropFirst(6)) } ?? "child.db.writer"
@@ -21,7 +23,7 @@ enum HangLogChild {
             Perf.Configuration(
                 directory: URL(fileURLWithPath: arguments[0]), app: Perf.AppInfo(name: "hang-log-child", version: "1"),
                 recording: .enabled, logToStandardError: arguments.contains("log") ? Perf.LogLines() : nil))
-        if arguments[1] == "hang" {
+        if arguments[1] != "start" {
             let queue = DispatchQueue(label: label)
             let reported = DispatchSemaphore(value: 0)
             var configuration = Perf.HangWatchdog.Configuration()
@@ -29,7 +31,14 @@ enum HangLogChild {
             configuration.onEpisode = { episode in if episode.kind == .hang { reported.signal() } }
             let watchdog = Perf.HangWatchdog(monitoring: .queue(queue), configuration: configuration)
             watchdog.start()
-            queue.asyncAfter(deadline: .now() + .milliseconds(200)) { loadStore(milliseconds: 600) }
+            if arguments[1] == "merged" {
+                // The twin runs too, so that it is kept and merged in a build that strips what is
+                // never called.
+                loadIndexMerged(milliseconds: 0)
+                queue.asyncAfter(deadline: .now() + .milliseconds(200)) { loadStoreMerged(milliseconds: 600) }
+            } else {
+                queue.asyncAfter(deadline: .now() + .milliseconds(200)) { loadStore(milliseconds: 600) }
+            }
             reported.wait()
         }
         Perf.shutdown()
@@ -43,6 +52,23 @@ enum HangLogChild {
         var duration = timespec(tv_sec: milliseconds / 1_000, tv_nsec: (milliseconds % 1_000) * 1_000_000)
         var remaining = timespec()
         while nanosleep(&duration, &remaining) != 0 && errno == EINTR { duration = remaining }
+    }
+
+    /// A block like `loadStore(milliseconds:)`'s, in a body of its own (one `loadStore` shares
+    /// would merge it too), with a twin of the same body.
+    @inline(never)
+    static func loadStoreMerged(milliseconds: Int) {
+        var duration = timespec(tv_sec: milliseconds / 1_000, tv_nsec: (milliseconds % 1_000) * 1_000_000)
+        var remaining = timespec()
+        while clock_nanosleep(CLOCK_MONOTONIC, 0, &duration, &remaining) == EINTR { duration = remaining }
+    }
+
+    /// `loadStoreMerged(milliseconds:)`'s twin: an optimised build keeps one body for both.
+    @inline(never)
+    static func loadIndexMerged(milliseconds: Int) {
+        var duration = timespec(tv_sec: milliseconds / 1_000, tv_nsec: (milliseconds % 1_000) * 1_000_000)
+        var remaining = timespec()
+        while clock_nanosleep(CLOCK_MONOTONIC, 0, &duration, &remaining) == EINTR { duration = remaining }
     }
 
     /// Unbuffered, so the parent reads it while this process runs.

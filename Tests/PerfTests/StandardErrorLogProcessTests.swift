@@ -1,10 +1,21 @@
 // The stderr log in real processes (`perf-test-child hang-log`): a hang on a watched queue gives
 // exactly one line with its duration, queue and culprit; without the option stderr stays empty;
-// a queue label with a URL is filtered; a child SIGKILLed mid-hang is told by the next start.
+// a queue label with a URL is filtered; a child SIGKILLed mid-hang is told by the next start; a
+// hang in a function an optimised build merged with its twin names it, marked merged.
 import Foundation
 import Glibc
+import Perf
 import PerfTestSupport
 import Testing
+
+/// Whether these tests, and the child built with them, were compiled with optimisation.
+private let optimisedBuild: Bool = {
+    #if DEBUG
+    false
+    #else
+    true
+    #endif
+}()
 
 extension PerfGlobalStateTests {
     @Suite struct StandardErrorLogProcessTests {
@@ -40,6 +51,31 @@ extension PerfGlobalStateTests {
             #expect(
                 fields.count > 5 && fields[3] == "ms" && fields[4] == "on" && fields[5] == "child.db.writer", "\(line)")
             #expect(line.contains(" in ") && line.contains("loadStore"), "the culprit: \(line)")
+        }
+
+        /// An optimised build merges `loadStoreMerged` and its twin of the same body into one
+        /// `merged` function, which is where the child blocks: the line and the ledger name it, and
+        /// say that it is merged. A debug build merges nothing, so there the test is skipped.
+        @Test(.enabled(if: optimisedBuild, "only an optimised build merges functions"))
+        func aHangInAMergedFunctionIsNamedWithTheMark() throws {
+            let directory = try TemporaryDirectory("stderr-log-merged")
+            defer { directory.remove() }
+            let (stdout, stderr) = try run(directory, ["merged", "log"])
+            #expect(stdout == ["done"])
+            try #require(stderr.count == 1, "\(stderr)")
+            // perf: hang 611 ms on child.db.writer in static HangLogChild.loadIndexMerged(milliseconds: Swift.Int) -> () (merged) (clock_nanosleep(600 ms))
+            let line = stderr[0]
+            let twins = [
+                "HangLogChild.loadStoreMerged(milliseconds: Swift.Int) -> () (merged) (",
+                "HangLogChild.loadIndexMerged(milliseconds: Swift.Int) -> () (merged) (",
+            ]
+            #expect(line.contains(" on child.db.writer in "), "\(line)")
+            #expect(twins.contains { line.contains($0) }, "the merged function, marked: \(line)")
+            let hangs = try LedgerReader(directory: directory.url.appendingPathComponent("data")).readAll().events
+                .filter { $0.kind == .hang }
+            try #require(hangs.count == 1, "\(hangs)")
+            #expect(hangs[0].culprit?.hasPrefix("merged ") == true, "\(hangs[0])")
+            #expect(hangs[0].culprit?.contains("Merged(milliseconds:") == true, "\(hangs[0])")
         }
 
         @Test func withoutTheOptionPerfWritesNothingToStandardError() throws {

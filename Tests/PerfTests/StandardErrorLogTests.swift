@@ -63,6 +63,22 @@ import Testing
         #expect(LogLineText.hang(inProgress).hasSuffix(") (in progress)"))
     }
 
+    @Test func aMergedOrThunkCulpritIsNamedWithItsMark() {
+        #expect(
+            LogLineText.hang(Self.hang(culprit: "merged barsPerf.barsBlockedFunction(ms: Swift.Int) -> ()", wait: nil))
+                == "perf: hang 612 ms on db.writer in barsPerf.barsBlockedFunction(ms: Swift.Int) -> () (merged)")
+        let thunk = LogLineText.hang(
+            Self.hang(culprit: "partial apply for closure #1 () -> () in service.main() -> ()"))
+        #expect(thunk.hasPrefix("perf: hang 612 ms on db.writer in closure "), "\(thunk)")
+        #expect(thunk.hasSuffix(" in service.main() -> () (thunk) (read(fd 7 → /var/lib/app/db.sqlite))"), "\(thunk)")
+        #expect(
+            LogLineText.hang(Self.hang(culprit: "dispatch thunk of service.Store.load() -> ()", wait: nil))
+                == "perf: hang 612 ms on db.writer in service.Store.load() -> () (thunk)")
+        // The privacy filter's cut may shorten the name, never lose the mark.
+        let long = "merged App." + String(repeating: "a", count: 300) + "() -> ()"
+        #expect(LogLineText.hang(Self.hang(culprit: long, wait: nil)).hasSuffix(" (merged)"))
+    }
+
     @Test func urlsTokensAndNewlinesNamedByTheProgramAreFiltered() {
         let line = LogLineText.hang(
             Self.hang(

@@ -242,4 +242,55 @@ import Testing
         #expect(StackAnalysis.stuckFrames([second, second, cut]).culprit?.symbol == "parse")
         #expect(StackAnalysis.stuckFrames([cut, cut]).culprit == nil)
     }
+
+    /// An optimised build folds functions with identical bodies into one `merged` function: it is
+    /// the code that blocked, not glue to skip for its caller.
+    @Test func aMergedFunctionIsTheCulpritNotItsCaller() {
+        let stack = [
+            Self.frame("usleep", system: true),
+            Self.frame(
+                "merged function signature specialization <Arg[1] = Dead> of barsPerf.barsBlockedFunction(ms: Swift.Int) -> ()"
+            ),
+            Self.frame("barsPerf.run() -> ()"), Self.frame("__libc_start_main", system: true),
+        ]
+        let culprit = StackAnalysis.stuckFrames([stack, stack]).culprit
+        #expect(culprit == stack[1])
+        let symbol = culprit?.symbol.map(SymbolNames.readable) ?? ""
+        #expect(symbol == "merged barsPerf.barsBlockedFunction(ms: Swift.Int) -> ()")
+        #expect(SymbolNames.marked(symbol) == ("barsPerf.barsBlockedFunction(ms: Swift.Int) -> ()", .merged))
+    }
+
+    /// A function inlined into a thunk or a closure's `partial apply` leaves only glue of the
+    /// program on the stack: the culprit is that glue, marked a thunk, never none.
+    @Test func aStackOfOnlyThunksNamesTheNearestThunkThatNamesAFunction() {
+        let reabstraction = Self.frame(
+            "reabstraction thunk helper from @escaping @callee_guaranteed () -> () to @escaping @callee_unowned @convention(block) () -> ()"
+        )
+        let partialApply = Self.frame("partial apply for closure #1 () -> () in service.main() -> ()")
+        let stack = [
+            Self.frame("clock_nanosleep", system: true), reabstraction, partialApply,
+            Self.frame("thunk for @escaping @callee_guaranteed @Sendable () -> ()"),
+            Self.frame("_dispatch_call_block_and_release", system: true),
+            Self.frame("start_thread", system: true),
+        ]
+        let culprit = StackAnalysis.stuckFrames([stack, stack]).culprit
+        #expect(culprit == partialApply, "one naming the program's function comes before a type-only thunk")
+        let symbol = culprit?.symbol.map(SymbolNames.readable) ?? ""
+        #expect(SymbolNames.marked(symbol) == ("closure #1 () -> () in service.main() -> ()", .thunk))
+
+        let typesOnly = [stack[0], reabstraction, stack[4], stack[5]]
+        #expect(StackAnalysis.stuckFrames([typesOnly]).culprit == reabstraction)
+        #expect(SymbolNames.mark(reabstraction.symbol ?? "") == .thunk)
+        // A real frame of the program still comes first, however far out.
+        let withCode = stack.dropLast() + [Self.frame("service.main() -> ()"), stack[5]]
+        #expect(StackAnalysis.stuckFrames([Array(withCode)]).culprit?.symbol == "service.main() -> ()")
+        // Not a frame of the program at all: no culprit.
+        #expect(StackAnalysis.stuckFrames([[stack[0], stack[4], stack[5]]]).culprit == nil)
+    }
+
+    private static func frame(_ name: String, system: Bool = false) -> Perf.HangWatchdog.Frame {
+        Perf.HangWatchdog.Frame(
+            address: UInt(name.utf8.count), symbol: name, offset: 0, image: system ? "libc.so.6" : "service",
+            isSystem: system)
+    }
 }

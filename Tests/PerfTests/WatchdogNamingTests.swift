@@ -28,12 +28,44 @@ import Testing
             "reabstraction thunk helper from @escaping @callee_guaranteed () -> () to @escaping @callee_unowned @convention(block) () -> ()",
             "partial apply forwarder for closure #1 () -> () in App.run() -> ()",
             "thunk for @escaping @callee_guaranteed () -> ()",
-            "merged App.a() -> ()", "outlined copy of App.State", "protocol witness for App.P.f() -> () in conformance App.S : App.P in App",
+            "merged reabstraction thunk helper from () -> () to () -> ()", "outlined copy of App.State",
+            "protocol witness for App.P.f() -> () in conformance App.S : App.P in App",
             "function signature specialization <Arg[0] = Dead> of reabstraction thunk helper from () -> () to () -> ()",
         ]
         for symbol in glue { #expect(SymbolNames.isGlue(symbol), "\(symbol)") }
         #expect(!SymbolNames.isGlue("closure #1 () -> () in App.Service.handle() -> ()"), "a closure is the program's code")
         #expect(!SymbolNames.isGlue("App.Service.handle() -> ()"))
+        #expect(!SymbolNames.isGlue("merged App.a() -> ()"), "a merged function is the program's code")
+        #expect(!SymbolNames.isGlue("merged function signature specialization <Arg[0] = Dead> of App.a() -> ()"))
+    }
+
+    @Test(
+        arguments: [
+            ("App.load() -> ()", "App.load() -> ()", nil),
+            ("merged static App.load() -> ()", "static App.load() -> ()", .merged),
+            (
+                "merged function signature specialization <Arg[1] = Dead> of App.load(ms: Swift.Int) -> ()",
+                "App.load(ms: Swift.Int) -> ()", .merged
+            ),
+            (
+                "partial apply for closure #1 () -> () in App.run() -> ()", "closure #1 () -> () in App.run() -> ()",
+                .thunk
+            ),
+            (
+                "protocol witness for App.P.f() -> () in conformance App.S : App.P in App",
+                "App.P.f() -> () in conformance App.S : App.P in App", .thunk
+            ),
+            (
+                "merged reabstraction thunk helper from () -> () to () -> ()",
+                "reabstraction thunk helper from () -> () to () -> ()", .thunk
+            ),
+            (
+                "implicit closure #1 () -> Swift.Bool in App.f() -> ()",
+                "implicit closure #1 () -> Swift.Bool in App.f() -> ()", .thunk
+            ),
+        ] as [(String, String, SymbolNames.Mark?)])
+    func aCulpritThatIsMergedOrAThunkSaysSo(symbol: String, name: String, mark: SymbolNames.Mark?) {
+        #expect(SymbolNames.marked(symbol) == (name, mark))
     }
 
     @Test func perfsOwnFramesAreSystemFrames() {

@@ -45,10 +45,14 @@ enum LogLineText {
         return "perf: \(count) more line\(count == 1 ? "" : "s") suppressed (at most \(maximum) per \(window) s)"
     }
 
-    /// ` on <target> in <culprit> (<wait>)`, each part only when known.
+    /// ` on <target> in <culprit> (<wait>)`, each part only when known. A culprit that is a
+    /// merged function or a thunk says so after its name, `in App.load() -> () (merged)`, past
+    /// the privacy filter's cut so a long name cannot lose it.
     private static func episodeText(target: String, culprit: String?, wait: String?) -> String {
         var text = " on \(nonEmpty(clean(target)) ?? "unknown target")"
-        if let culprit = culprit.map(clean).flatMap(nonEmpty) { text += " in \(culprit)" }
+        if let (name, mark) = culprit.map(SymbolNames.marked), let name = nonEmpty(clean(name)) {
+            text += " in \(name)" + (mark.map { " (\($0.rawValue))" } ?? "")
+        }
         if let wait = wait.map(clean).flatMap(nonEmpty) { text += " (\(wait))" }
         return text
     }

@@ -20,8 +20,9 @@ extension Perf {
     /// Turned on by ``Configuration/logToStandardError``; off by default, and then Perf writes
     /// nothing to stderr for hangs. A hang's line is written when it ends (the watchdog's
     /// `hang`, not a suppressed episode); a crashed session and the hang it died in are told by
-    /// the next start, when it recovers them (which needs recording to disk). The target, culprit
-    /// and wait pass through ``PrivacyFilter``, as a ledger line's `detail` does. Lines are
+    /// the next start, when it recovers them (which needs recording to disk). A culprit that is a
+    /// merged function or compiler glue says so after its name, `(merged)` or `(thunk)`. The
+    /// target, culprit and wait pass through ``PrivacyFilter``, as a ledger line's `detail` does. Lines are
     /// written with one `write(2)` each, so they never interleave with the program's, by a
     /// thread of Perf's own, never on a thread of the program; at most ``maximumLines`` per
     /// ``window``, and once the window is over one line says how many more there were.

@@ -148,7 +148,7 @@ struct EpisodeRecorder {
             guard case .success(let sample) = StackSampler.sample(tid: owner, allowSignal: false) else {
                 return (thread, nil)
             }
-            let culprit = symbolicator.frames(sample.addresses).first(where: StackAnalysis.isProgramCode)
+            let culprit = StackAnalysis.stuckFrames([symbolicator.frames(sample.addresses)]).culprit
             return (thread, culprit?.symbol.map(SymbolNames.readable))
         }
     }

@@ -13,7 +13,9 @@ extension Perf {
     /// the watchdog itself could not run (SIGSTOP, a debugger, a starved host) is removed first,
     /// so a stopped process does not blame its queue. While a ping is late the watchdog samples
     /// the blocked thread's stack with SIGPROF; frames present in every sample are the stuck
-    /// frames, and the innermost one outside the runtime is the culprit.
+    /// frames, and the innermost one of the program's own code is the culprit: a `merged` function
+    /// included, compiler glue (a thunk, a closure's `partial apply`) only when nothing else of the
+    /// program is on the stack.
     ///
     /// Watching changes nothing for the program watched. The blocked thread is found without a
     /// signal (a queue's drain lock names its holder; the main queue is the main thread), and a

@@ -181,34 +181,67 @@ struct Symbolicator {
 enum StackAnalysis {
     /// Frames of the last sample that appear (by function) in every sample, innermost first, and
     /// the innermost of them that is the program's own code: not a system frame, not compiler
-    /// glue (thunks, `partial apply` forwarders, outlined copies). When some samples hold the
-    /// program's code and others none, only the former count: a sample that caught the thread
-    /// outside the program (back in the dispatch worker loop as the block returned, or a walk cut
-    /// short) says nothing about where it was stuck, and would empty the intersection (a release
-    /// CI run lost the blocking function that way while its culprit was right).
+    /// glue (thunks, `partial apply` forwarders, outlined copies). A `merged` function is the
+    /// program's code: the compiler folded functions with identical bodies into it, and one of
+    /// them is what the thread runs. When some samples hold the program's code and others none,
+    /// only the former count: a sample that caught the thread outside the program (back in the
+    /// dispatch worker loop as the block returned, or a walk cut short) says nothing about where
+    /// it was stuck, and would empty the intersection (a release CI run lost the blocking
+    /// function that way while its culprit was right).
+    ///
+    /// When no frame but glue is the program's (the function that blocked was inlined into a
+    /// thunk or a `partial apply` of a closure), the culprit is the innermost glue frame of the
+    /// program, one that names a function of it before one that names only types: a culprit is
+    /// never missing while the program is on the stack, and ``SymbolNames/mark(_:)`` says it is
+    /// a thunk.
     static func stuckFrames(_ samples: [[Perf.HangWatchdog.Frame]]) -> (
         stuck: [Perf.HangWatchdog.Frame], culprit: Perf.HangWatchdog.Frame?
     ) {
-        let withProgram = samples.filter { $0.contains(where: isProgramCode) }
+        let withCode = samples.filter { $0.contains(where: isProgramCode) }
+        let withProgram = withCode.isEmpty ? samples.filter { $0.contains(where: isProgram) } : withCode
         let compared = withProgram.isEmpty ? samples : withProgram
         guard let last = compared.last else { return ([], nil) }
         let others = compared.dropLast().map { Set($0.map(key)) }
         let stuck = last.filter { frame in others.allSatisfy { $0.contains(key(frame)) } }
-        if let culprit = stuck.first(where: isProgramCode) { return (stuck, culprit) }
-        // One sample that missed the program's frames (a thread caught between two calls, a walk
-        // cut short) must not cost the culprit: take the program frame most samples agree on,
-        // else the innermost one of the latest sample that has any.
+        for isCandidate in [isProgramCode, isProgramGlueNamingAFunction, isProgram] {
+            if let culprit = culprit(stuck: stuck, samples: samples, isCandidate) { return (stuck, culprit) }
+        }
+        return (stuck, nil)
+    }
+
+    /// The innermost stuck frame that `isCandidate` accepts. One sample that missed the program's
+    /// frames (a thread caught between two calls, a walk cut short) must not cost the culprit:
+    /// without a stuck one, the frame most samples agree on, else the innermost one of the latest
+    /// sample that has any.
+    private static func culprit(
+        stuck: [Perf.HangWatchdog.Frame], samples: [[Perf.HangWatchdog.Frame]],
+        _ isCandidate: (Perf.HangWatchdog.Frame) -> Bool
+    ) -> Perf.HangWatchdog.Frame? {
+        if let culprit = stuck.first(where: isCandidate) { return culprit }
         let counts = Dictionary(samples.flatMap { Set($0.map(key)) }.map { ($0, 1) }, uniquingKeysWith: +)
-        let agreed = samples.reversed().lazy.compactMap { sample in
-            sample.first { isProgramCode($0) && (counts[key($0)] ?? 0) * 2 > samples.count }
-        }.first
-        return (stuck, agreed ?? samples.reversed().lazy.compactMap { $0.first(where: isProgramCode) }.first)
+        for sample in samples.reversed() {
+            if let agreed = sample.first(where: { isCandidate($0) && (counts[key($0)] ?? 0) * 2 > samples.count }) {
+                return agreed
+            }
+        }
+        for sample in samples.reversed() {
+            if let latest = sample.first(where: isCandidate) { return latest }
+        }
+        return nil
     }
 
     /// A frame a person would call "my code".
     static func isProgramCode(_ frame: Perf.HangWatchdog.Frame) -> Bool {
-        guard !frame.isSystem, let symbol = frame.symbol else { return false }
-        return !SymbolNames.isGlue(symbol)
+        isProgram(frame) && !SymbolNames.isGlue(frame.symbol ?? "")
+    }
+
+    /// A named frame of the program's images, its own code or the compiler's glue for it.
+    static func isProgram(_ frame: Perf.HangWatchdog.Frame) -> Bool {
+        !frame.isSystem && frame.symbol != nil
+    }
+
+    private static func isProgramGlueNamingAFunction(_ frame: Perf.HangWatchdog.Frame) -> Bool {
+        isProgram(frame) && SymbolNames.namesAFunction(frame.symbol ?? "")
     }
 
     private static func key(_ frame: Perf.HangWatchdog.Frame) -> String {
@@ -217,25 +250,72 @@ enum StackAnalysis {
 }
 
 /// Demangled Swift names as a person would write them.
-enum SymbolNames {
+package enum SymbolNames {
+    /// Compiler-made code that only forwards to, wraps or copies for the program's code. A
+    /// `merged` function is not among them: it is the program's code, shared by functions the
+    /// compiler found identical.
     private static let gluePrefixes = [
-        "reabstraction thunk", "thunk for ", "partial apply", "merged ", "outlined ", "protocol witness for ",
+        "reabstraction thunk", "thunk for ", "partial apply", "outlined ", "protocol witness for ",
         "dispatch thunk of ", "implicit closure", "@objc ", "key path getter", "key path setter",
+    ]
+    /// The glue whose name goes on with the program's function it wraps (`partial apply for
+    /// closure #1 () -> () in App.run() -> ()`), rather than with types only.
+    private static let wrapperPrefixes = [
+        "partial apply forwarder for ", "partial apply for ", "protocol witness for ", "dispatch thunk of ", "@objc ",
+        "implicit closure",
     ]
     private static let specializationPrefixes = [
         "function signature specialization <", "generic specialization <", "specialized ",
         "generic partial specialization <",
     ]
+    private static let merged = "merged "
+
+    /// What a culprit's name says beyond the function: shown after it, `App.load() (merged)`.
+    package enum Mark: String, Sendable {
+        /// Functions with identical bodies were merged into this one: the function named may be
+        /// any of them.
+        case merged
+        /// Compiler glue (a thunk, a `partial apply` of a closure) blamed because no other frame
+        /// of the program was on the stack: the function that blocked was inlined into it.
+        case thunk
+    }
 
     /// Compiler-made forwarding code: never what a person wrote.
     static func isGlue(_ symbol: String) -> Bool {
-        let readable = readable(symbol)
-        return gluePrefixes.contains { readable.hasPrefix($0) }
+        let text = withoutMerged(readable(symbol))
+        return gluePrefixes.contains { text.hasPrefix($0) }
+    }
+
+    /// Glue that names the program's function it wraps.
+    static func namesAFunction(_ symbol: String) -> Bool {
+        let text = withoutMerged(readable(symbol))
+        return isGlue(symbol) && wrapperPrefixes.contains { text.hasPrefix($0) }
+    }
+
+    /// The mark a culprit named `symbol` carries, `nil` for a function of the program's own.
+    package static func mark(_ symbol: String) -> Mark? {
+        if isGlue(symbol) { return .thunk }
+        return readable(symbol).hasPrefix(merged) ? .merged : nil
+    }
+
+    /// A culprit as the stderr hang line shows it: the function, without the header its mark
+    /// stands for, and the mark. `merged static App.load() -> ()` → (`static App.load() -> ()`,
+    /// `.merged`); `partial apply for closure #1 () -> () in App.run() -> ()` → (`closure #1 ()
+    /// -> () in App.run() -> ()`, `.thunk`).
+    package static func marked(_ symbol: String) -> (name: String, mark: Mark?) {
+        guard let mark = mark(symbol) else { return (symbol, nil) }
+        var text = Substring(withoutMerged(readable(symbol)))
+        while let prefix = wrapperPrefixes.first(where: { $0.hasSuffix(" ") && text.hasPrefix($0) }) {
+            text = Substring(withoutMerged(readable(String(text.dropFirst(prefix.count)))))
+        }
+        return (String(text), mark)
     }
 
     /// `function signature specialization <Arg[0] = Dead> of static App.parse() -> ()` →
-    /// `static App.parse() -> ()`; nested specializations are peeled one by one.
+    /// `static App.parse() -> ()`; nested specializations are peeled one by one. A `merged`
+    /// header stays, and the specializations after it are peeled too.
     static func readable(_ symbol: String) -> String {
+        if symbol.hasPrefix(merged) { return merged + readable(String(symbol.dropFirst(merged.count))) }
         var text = Substring(symbol)
         var changed = true
         while changed {
@@ -253,7 +333,13 @@ enum SymbolNames {
                 changed = true
             }
         }
+        if text.hasPrefix(merged) { return readable(String(text)) }
         return String(text)
+    }
+
+    /// `text` without a leading `merged ` header.
+    private static func withoutMerged(_ text: String) -> String {
+        text.hasPrefix(merged) ? readable(String(text.dropFirst(merged.count))) : text
     }
 
     /// The `>` that closes the `<` at `open`.

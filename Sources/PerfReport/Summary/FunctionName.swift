@@ -1,6 +1,8 @@
 // Culprits as a person would write them: a demangled symbol without the compiler's noise
-// (specialization headers, `merged`, `static`, the signature after the argument list). Used
-// where a culprit is a column or a caption; stacks keep the raw symbols.
+// (specialization headers, `static`, the signature after the argument list), and a mark for a
+// merged function or a thunk. Used where a culprit is a column or a caption; stacks keep the raw
+// symbols.
+import Perf
 
 /// The readable form of a demangled function symbol.
 ///
@@ -14,6 +16,9 @@ public enum FunctionName {
     /// `parse(data:options:)`.
     public static let maximumArgumentListLength = 40
 
+    /// Compiler glue named by the types it converts or copies, not by a function.
+    private static let typeOnlyGlue = ["reabstraction thunk", "thunk for ", "outlined ", "key path "]
+
     /// Headers peeled from the front, any number of times, in any order. Those ending in `<` are
     /// followed by a bracketed list and ` of `.
     private static let bracketedPrefixes = [
@@ -26,16 +31,32 @@ public enum FunctionName {
 
     /// `symbol` without compiler noise; a symbol that is not a demangled Swift function (a C
     /// function, an address) comes back unchanged.
+    ///
+    /// A merged function is marked `(merged)`, as functions with identical bodies share it and the
+    /// one named may not be the one that ran: `merged App.load() -> ()` → `App.load() (merged)`.
+    /// Compiler glue, blamed only when no other frame of the program was on the stack, is marked
+    /// `(thunk)`: `partial apply for closure #1 () -> () in App.run() -> ()` →
+    /// `closure #1 in App.run() (thunk)`.
     public static func readable(_ symbol: String) -> String {
+        let name = function(symbol)
+        guard let mark = SymbolNames.mark(symbol) else { return name }
+        return "\(name) (\(mark.rawValue))"
+    }
+
+    /// The function `symbol` names, without a mark.
+    private static func function(_ symbol: String) -> String {
         var text = Substring(symbol)
         peel(&text)
+        // `reabstraction thunk helper from @escaping … to …`: glue that names only types has no
+        // argument list to shorten, and its types are all it says.
+        if typeOnlyGlue.contains(where: { text.hasPrefix($0) }) { return String(text) }
         // `protocol witness for A.P.f() -> () in conformance A.S : A.P in A`: the requirement.
         if let conformance = range(of: " in conformance ", in: text) { text = text[..<conformance.lowerBound] }
         // `closure #1 (Swift.Int) -> () in App.f() -> ()`: the closure's own type says nothing.
         for closure in ["closure #", "implicit closure #"] where text.hasPrefix(closure) {
             guard let inRange = range(of: " in ", in: text) else { break }
             let number = text.dropFirst(closure.count).prefix { $0.isNumber }
-            return closure + String(number) + " in " + readable(String(text[inRange.upperBound...]))
+            return closure + String(number) + " in " + function(String(text[inRange.upperBound...]))
         }
         // `(extension in Foundation):Swift.String.f()`: the module that extends.
         if text.hasPrefix("(extension in "), let colon = text.firstIndex(of: ":") {
