@@ -31,21 +31,52 @@ import Testing
         #expect(pipeline.statistics.map(\.dropped) == [0, 0])
     }
 
-    @Test func fullBacklogDropsNewRecordsAndCountsThem() {
+    @Test(arguments: [100, 4_000])
+    func fullBacklogDropsNewRecordsCountsThemAndTellsTheSink(capacity: Int) {
         let pipeline = RecordPipeline()
         let sink = StallingSink { $0.noteName == "stall" }
-        pipeline.addSink(sink, mode: .inline)
+        // Names of one length, so every record has the same estimate and the bound is `capacity` records.
+        func name(_ index: Int) -> String { "n" + String(repeating: "0", count: 6 - String(index).count) + String(index) }
+        let bytes = Record.testNote(name(0)).estimatedBytes
+        pipeline.addSink(sink, mode: .inline, backlogBytes: capacity * bytes)
         let stuck = TestThread("stuck") { pipeline.emit(.testNote("stall")) }
         #expect(pollUntil(seconds: 10) { sink.stalled.load(ordering: .relaxed) == 1 })
-        let capacity = 4096
-        for index in 0..<(capacity + 5) { pipeline.emit(.testNote("n\(index)")) }
+        for index in 0..<(capacity + 5) { pipeline.emit(.testNote(name(index))) }
         #expect(pipeline.statistics.first?.dropped == 5)
+        #expect(sink.drops.isEmpty, "the sink is told by the lane's owner, once it is out of the stalled record")
         sink.open()
         #expect(pipeline.flush())
         #expect(pollUntil(seconds: 10) { stuck.isDone })
         let sequences = sink.records.map(\.sequence)
         #expect(sequences == Array(1...UInt64(capacity + 1)), "the newest records are the ones dropped")
         #expect(pipeline.statistics.first?.delivered == UInt64(capacity + 1))
+        let drops = sink.drops
+        #expect(drops.count == 1)
+        #expect(drops.first?.count == 5 && drops.first?.cause == .backlog)
+        #expect(drops.first?.afterRecords == 1, "told right after the record it was stuck in, before the backlog")
+    }
+
+    @Test func theBacklogIsBoundedInBytesNotRecords() {
+        let pipeline = RecordPipeline()
+        let sink = StallingSink { $0.noteName == "stall" }
+        let small = Record.testNote("s")
+        let large = Record.testNote(String(repeating: "L", count: 1_000))
+        pipeline.addSink(sink, mode: .inline, backlogBytes: 10 * small.estimatedBytes)
+        let stuck = TestThread("stuck") { pipeline.emit(.testNote("stall")) }
+        #expect(pollUntil(seconds: 10) { sink.stalled.load(ordering: .relaxed) == 1 })
+        // Large records fill the bound in fewer records than small ones.
+        var kept = 0
+        for _ in 0..<10 {
+            pipeline.emit(large)
+            if pipeline.statistics.first?.dropped == 0 { kept += 1 }
+        }
+        #expect(kept == 10 * small.estimatedBytes / large.estimatedBytes)
+        #expect(pipeline.statistics.first?.dropped == UInt64(10 - kept))
+        sink.open()
+        #expect(pipeline.flush())
+        #expect(pollUntil(seconds: 10) { stuck.isDone })
+        #expect(sink.records.count == 1 + kept)
+        #expect(sink.drops.map(\.count) == [UInt64(10 - kept)])
     }
 
     @Test func recordsASinkDoesNotAcceptTakeNoBacklogSlot() {

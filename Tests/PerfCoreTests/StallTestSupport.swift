@@ -32,6 +32,16 @@ final class StallingSink: RecordSink {
     }
 
     var records: [SequencedRecord] { received.withLock { $0 } }
+
+    private let dropReports = Mutex<[(afterRecords: Int, count: UInt64, cause: DropCause)]>([])
+
+    /// Drop reports in order, each with how many records the sink had received before it.
+    var drops: [(afterRecords: Int, count: UInt64, cause: DropCause)] { dropReports.withLock { $0 } }
+
+    func receiveDropped(_ count: UInt64, cause: DropCause) {
+        let before = records.count
+        dropReports.withLock { $0.append((before, count, cause)) }
+    }
 }
 
 /// An observer that blocks in `spanBegan` for spans of one name until `open()`, as a journal

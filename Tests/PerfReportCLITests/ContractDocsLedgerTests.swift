@@ -88,6 +88,8 @@ import Testing
         huge.detail = String(repeating: "x", count: 1024)
         #expect(throws: LedgerError.self) { try writer.append(huge) }
         try writer.append(LedgerEvent(kind: .note, name: "after", session: session, timestampMs: 0))
+        // What the ledger's lane writes when its backlog dropped lines.
+        LedgerRecordSink(writer: writer, sessionID: session).receiveDropped(3, cause: .backlog)
         writer.close()
         return try lines(of: directory.appendingPathComponent(LedgerWriter.fileName))
     }
@@ -156,5 +158,56 @@ import Testing
         #expect(
             !lines.contains { $0.object?["detail"]?.string?.contains("token") == true },
             "the privacy filter ran where the lines are made")
+    }
+}
+
+/// LedgerFormat.md's Losses table names every loss counter of the runtime's modules, and the
+/// `dropped` lines the code writes carry their documented cause.
+@Suite struct LossTableTests {
+    /// The backticked words of the first column of the Losses table.
+    static func tabled() throws -> Set<String> {
+        let article = try ContractArticle(module: "Perf", "LedgerFormat")
+        var names: Set<String> = []
+        for line in article.section("## Losses") where line.hasPrefix("|") {
+            let first = line.split(separator: "|", omittingEmptySubsequences: true).first ?? ""
+            for piece in first.components(separatedBy: "`").enumerated() where piece.offset % 2 == 1 {
+                names.insert(piece.element)
+            }
+        }
+        return names
+    }
+
+    /// Every `dropped…`, `omitted…` and `unreported…` property or constant declared in the modules.
+    static func counters() throws -> Set<String> {
+        let pattern = try NSRegularExpression(pattern: "\\b(?:var|let) ((?:dropped|omitted|unreported)[A-Za-z]*)\\b")
+        var found: Set<String> = []
+        for module in ["Perf", "PerfCore", "JournalKit"] {
+            let folder = ContractArticle.sources.appendingPathComponent(module)
+            let files = FileManager.default.enumerator(atPath: folder.path)?.compactMap { $0 as? String } ?? []
+            for file in files where file.hasSuffix(".swift") {
+                let text = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
+                let range = NSRange(text.startIndex..., in: text)
+                for match in pattern.matches(in: text, range: range) {
+                    if let name = Range(match.range(at: 1), in: text) { found.insert(String(text[name])) }
+                }
+            }
+        }
+        return found
+    }
+
+    @Test func everyLossCounterInTheCodeIsInTheTable() throws {
+        let counters = try Self.counters()
+        #expect(counters.count >= 10, "the scan finds the counters (\(counters.sorted()))")
+        let missing = counters.subtracting(try Self.tabled())
+        #expect(missing.isEmpty, "loss counters missing from LedgerFormat.md's Losses table: \(missing.sorted())")
+    }
+
+    @Test func everyDropCauseAndTheWritersCauseAreDocumented() throws {
+        let article = try ContractArticle(module: "Perf", "LedgerFormat")
+        let causeRow = try #require(article.table(under: "## Keys").first { $0.key == "cause" })
+        for cause in DropCause.allCases.map(\.rawValue) where cause != DropCause.queue.rawValue {
+            #expect(causeRow.cells.joined().contains("`\(cause)`"), "cause \(cause)")
+        }
+        #expect(causeRow.cells.joined().contains("`\(LedgerWriter.writeCause)`"))
     }
 }

@@ -218,7 +218,7 @@ import Testing
         #expect(summary.spans.first { $0.name == "db.query" }?.source == .ledger)
         let figures = try ReportFigures(contentsOf: ReportFixture.golden)
         #expect(figures.environment["cpuModel"] == "Intel(R) Xeon(R) Gold 6338")
-        #expect(figures.ledger["events"] == 17 && figures.hangs["fatal"] == 1)
+        #expect(figures.ledger["events"] == 18 && figures.hangs["fatal"] == 1)
     }
 
     @Test func googleBenchmarkFilesAreReadFromBytes() throws {

@@ -111,8 +111,10 @@ import Testing
         #expect(text.contains("socket.reconnect"))
         #expect(
             text.contains(
-                "INPUT: 17 ledger lines (1 malformed, 1 torn tail, 1 of an unknown kind), 4 diagnostic payloads (1 unreadable)"
+                "INPUT: 18 ledger lines (1 malformed, 1 torn tail, 1 of an unknown kind), 4 diagnostic payloads (1 unreadable)"
+                    + "\nLOST: 4 ledger lines dropped (backlog: 4)\n"
             ), "\(text)")
+        #expect(summary.input.droppedLines == ["backlog": 4])
     }
 
     @Test func notesSumWhatTheFloorHeldBackAndHitchesCountSuppressedApart() throws {

@@ -180,3 +180,52 @@ final class SharedCounter: Sendable {
     func increment() { storage.withLock { $0 += 1 } }
     var value: Int { storage.withLock { $0 } }
 }
+
+@Suite struct LedgerWriterBatchTests {
+    @Test func aBatchIsWrittenInRunsOfWholeLinesWithOneWriteEach() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let writer = try LedgerWriter(directory: directory.url, capBytes: 64 << 20)
+        let events = (0..<3_000).map { LedgerEvent.sampleSpan(sequence: $0) }
+        #expect(writer.append(batch: events) == 0)
+        let stats = writer.statistics
+        #expect(stats.linesWritten == 3_000)
+        // Runs of at most 256 KiB each: as many write(2)s as runs, far fewer than lines.
+        let runs = (stats.bytesWritten + LedgerWriter.batchBytes - 1) / LedgerWriter.batchBytes
+        #expect(stats.writeCalls >= runs && stats.writeCalls <= runs + 1, "\(stats)")
+        let (read, summary) = try LedgerReader(directory: directory.url).readAll()
+        #expect(read.map(\.count) == Array(0..<3_000))
+        #expect(summary.malformedLines == 0)
+    }
+
+    @Test func aBatchThatCrossesTheCapRotatesBetweenWholeLinesAndKeepsBothFilesUnderIt() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let cap = 16 * 1024
+        let writer = try LedgerWriter(directory: directory.url, capBytes: cap)
+        #expect(writer.append(batch: (0..<1_000).map { LedgerEvent.sampleSpan(sequence: $0) }) == 0)
+        #expect(writer.statistics.rotations > 0)
+        #expect(fileSize(directory.ledger) <= cap && fileSize(directory.previous) <= cap)
+        let (read, summary) = try LedgerReader(directory: directory.url).readAll()
+        #expect(summary.malformedLines == 0 && summary.tornTail == 0)
+        let kept = read.compactMap(\.count)
+        #expect(kept == Array((1_000 - kept.count)..<1_000), "the newest lines, in order, none split")
+    }
+
+    @Test func aFailedRunIsCountedAndReportedWithItsCause() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let faults = SyscallFaultInjector()
+        let writer = try LedgerWriter(
+            directory: directory.url, capBytes: 1 << 20, syscalls: FileSyscalls(faults: faults), report: { _ in })
+        faults.failWrites(1, errno: ENOSPC)
+        #expect(writer.append(batch: (0..<50).map { LedgerEvent.sampleSpan(sequence: $0) }) == 50)
+        #expect(writer.statistics.droppedLines == 50)
+        try writer.append(.sampleSpan(sequence: 50))
+        let (read, _) = try LedgerReader(directory: directory.url).readAll()
+        let gap = try #require(read.first { $0.kind == .dropped })
+        #expect(gap.count == 50)
+        #expect(gap.extra["cause"] == .string(LedgerWriter.writeCause))
+        #expect(read.filter { $0.kind == .span }.compactMap(\.count) == [50])
+    }
+}

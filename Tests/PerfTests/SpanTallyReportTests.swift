@@ -67,3 +67,27 @@ extension PerfGlobalStateTests {
         }
     }
 }
+
+extension PerfGlobalStateTests.SpanTallyReportTests {
+    /// Ends one span of each of 24 names with room for 16: the 8 past the capacity are counted.
+    @Test func spanEndsPastTheNameCapacityAreCountedInTheReport() throws {
+        let names: [StaticString] = [
+            "cap.00", "cap.01", "cap.02", "cap.03", "cap.04", "cap.05", "cap.06", "cap.07", "cap.08", "cap.09",
+            "cap.10", "cap.11", "cap.12", "cap.13", "cap.14", "cap.15", "cap.16", "cap.17", "cap.18", "cap.19",
+            "cap.20", "cap.21", "cap.22", "cap.23",
+        ]
+        let directory = try TemporaryDirectory("span-capacity")
+        defer { directory.remove() }
+        var configuration = Perf.Configuration(
+            directory: directory.url, app: Perf.AppInfo(name: "capacity-test"), recording: .enabled)
+        configuration.spanNameCapacity = 16
+        Perf.shutdown()
+        #expect(Perf.install(configuration, environment: [:], clock: SystemClock(), report: { _ in }))
+        defer { Perf.shutdown() }
+        for name in names { Perf.begin(name, slowMs: 60_000).end() }
+        Perf.shutdown()
+        let report = try PerformanceReport(bytes: try ReportBuilder(directory: directory.url).build(), path: "c.json")
+        #expect(report.input?.droppedSpanRecords == 8)
+        #expect(report.spans.count == 16)
+    }
+}

@@ -1,9 +1,11 @@
 // Renders pipeline records as ledger lines: decides which records deserve a line and applies the
 // privacy filter, so nothing reaches the file that the contract keeps out (keys, content).
+import CPerfShims
 import PerfCore
 
 /// The inline sink that writes `perf-events.jsonl`: a line is on disk when `end()` returns, unless
-/// another thread was writing one then (its line follows, from the sink's backlog).
+/// another thread was writing one then (its line follows, from the sink's backlog, in a batch;
+/// lines the full backlog dropped are counted in a `dropped` line with `"cause":"backlog"`).
 final class LedgerRecordSink: RecordSink {
     let writer: LedgerWriter
     let sessionID: String
@@ -19,6 +21,22 @@ final class LedgerRecordSink: RecordSink {
     func receive(_ record: SequencedRecord) throws {
         guard let event = LedgerLines.event(for: record.record, session: sessionID) else { return }
         try writer.append(event)
+    }
+
+    /// The backlog's records as one run of lines: one `write(2)` per run of up to 256 KiB.
+    func receive(batch: [SequencedRecord]) -> Int {
+        writer.append(batch: batch.compactMap { LedgerLines.event(for: $0.record, session: sessionID) })
+    }
+
+    /// Records the lane dropped before they reached the ledger: a `dropped` line with the count and
+    /// its cause, in order among the lines.
+    func receiveDropped(_ count: UInt64, cause: DropCause) {
+        var line = LedgerEvent(
+            kind: .dropped, name: "ledger", session: sessionID,
+            timestampMs: Int64(perf_realtime_ns() / 1_000_000))
+        line.count = Int(clamping: count)
+        line.extra["cause"] = .string(cause.rawValue)
+        try? writer.append(line)
     }
 }
 

@@ -59,6 +59,10 @@ extension Perf {
         public var recording: Recording
         /// The ledger's size cap; at the cap it rotates to `perf-events.jsonl.prev`.
         public var ledgerCapBytes: Int
+        /// The bound of the ledger's backlog, in estimated bytes (4 MiB by default): over-budget
+        /// lines wait there while another thread is writing, and are written in batches. Lines that
+        /// find it full are dropped and counted in a `dropped` line with `"cause":"backlog"`.
+        public var ledgerBacklogBytes: Int = 4 << 20
         /// The size cap of `performance-report.json`.
         public var reportCapBytes: Int
         /// Minimum seconds between two ledger lines of the same note name.

@@ -83,6 +83,8 @@ package enum LivePrometheus {
         metrics.suppressedHangs = counts.suppressedHangs
         metrics.hangTargets = hangTargets.filter { !$0.value.isEmpty }
         metrics.residentMemoryBytes = residentMemoryBytes
+        metrics.droppedLines = runtime.droppedLedgerLines()
+        metrics.droppedSpanRecords = runtime.histograms.droppedRecordCount
         return metrics
     }
 

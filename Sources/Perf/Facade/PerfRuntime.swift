@@ -30,6 +30,17 @@ final class PerfRuntime: Sendable {
     /// The tallies as shutdown found them, likewise.
     private let closedTallies = Mutex<[String: SpanTally]>([:])
 
+    /// Ledger lines this runtime lost before they were written, by cause: the ledger lane's full
+    /// backlog, and the writer's own failures.
+    func droppedLedgerLines() -> [String: UInt64] {
+        var dropped: [String: UInt64] = [:]
+        guard let ledger else { return dropped }
+        let lane = recorder.pipeline.statistics.first { $0.sinkType == String(describing: LedgerRecordSink.self) }
+        dropped[DropCause.backlog.rawValue] = lane?.dropped ?? 0
+        dropped[LedgerWriter.writeCause] = UInt64(ledger.statistics.droppedLines)
+        return dropped
+    }
+
     /// Every over-budget and non-success end of this runtime's session, up to shutdown and after.
     func allTallies() -> [String: SpanTally] {
         var merged = closedTallies.withLock { $0 }
@@ -88,6 +99,13 @@ final class PerfRuntime: Sendable {
         func runtime(memory: SpanMemory?, directory: URL?, ledger: LedgerWriter?, session: LiveSession?) -> PerfRuntime? {
             guard let memory = memory ?? anonymousMemory(configuration, clock: clock, report: report) else { return nil }
             let histograms = HistogramRegistry(memory: memory)
+            let sizes = memory.configuration
+            memory.whenFirstRecordIsDropped {
+                PerfState.reportToStandardError(
+                    "perf: span memory is full (\(sizes.nameCapacity) span names, \(sizes.bytes >> 20) MiB): span ends of "
+                        + "names past it are counted, not kept (LOST in perf-report summary); raise "
+                        + "Perf.Configuration.spanNameCapacity or spanMemoryBytes")
+            }
             let flight = FlightRecorder(memory: memory)
             if flight == nil, memory.configuration.ringCapacity > 0 {
                 report("perf: cannot allocate the flight recorder; running without it (Perf.recentSpans() is nil)")
@@ -145,7 +163,9 @@ final class PerfRuntime: Sendable {
         }
         built.operations.recovered(recoveredSessions)
         if let session { built.recorder.addObserver(session) }
-        pipeline.addSink(LedgerRecordSink(writer: ledger, sessionID: info.id), mode: .inline)
+        pipeline.addSink(
+            LedgerRecordSink(writer: ledger, sessionID: info.id), mode: .inline,
+            backlogBytes: max(RecordPipeline.minimumBacklogBytes, configuration.ledgerBacklogBytes))
         pipeline.emit(.session(SessionEventRecord(sessionID: info.id, event: .start, wallNanos: info.startWallNanos)))
         return built
     }

@@ -67,6 +67,7 @@ extension LedgerWriter {
             var gap = LedgerEvent(
                 kind: .dropped, name: "ledger", session: state.lastSession, timestampMs: state.lastTimestampMs)
             gap.count = state.pendingDropped
+            gap.extra["cause"] = .string(LedgerWriter.writeCause)
             var line: [UInt8] = []
             LedgerEncoder.encodeLine(gap, into: &line)
             let count = state.pendingDropped

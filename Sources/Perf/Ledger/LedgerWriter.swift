@@ -35,6 +35,9 @@ public final class LedgerWriter: Sendable {
     public static let previousFileName = "perf-events.jsonl.prev"
     /// The default cap of each file: 512 KiB.
     public static let defaultCapBytes = 512 * 1024
+    /// The `cause` of the `dropped` lines the writer writes for lines it could not write itself
+    /// (a failed write, a line over the cap, rotation failing past twice the cap, a deleted file).
+    public static let writeCause = "write"
     /// How many lines pass between checks that the file is still linked.
     public static let deletionCheckInterval = 64
 
@@ -50,6 +53,9 @@ public final class LedgerWriter: Sendable {
         public var droppedLines: Int
         /// `dropped` lines written to report gaps.
         public var gapReports: Int
+        /// `write(2)` calls that wrote whole lines: one per line from ``append(_:)``, one per run
+        /// of lines from a batch.
+        public var writeCalls: Int = 0
     }
 
     /// The ledger file's path.
@@ -75,6 +81,7 @@ public final class LedgerWriter: Sendable {
     let rotations = Atomic<Int>(0)
     private let droppedLines = Atomic<Int>(0)
     let gapReports = Atomic<Int>(0)
+    let writeCalls = Atomic<Int>(0)
 
     struct State: ~Copyable {
         /// nil after a failure: the next append reopens.
@@ -165,22 +172,75 @@ public final class LedgerWriter: Sendable {
             recordDrop(1)
             throw .lineTooLong(path: path, bytes: line.count, cap: capBytes)
         }
-        while true {
-            switch reserve(lineBytes: line.count, event: event) {
-            case .closed:
+        try appendLines(line[...], count: 1, last: event)
+    }
+
+    /// The most bytes one `write(2)` of ``append(batch:)`` carries (and never more than the cap).
+    static let batchBytes = 256 * 1024
+
+    /// Appends `events` in order with as few `write(2)`s as the cap allows: lines are gathered into
+    /// runs of up to ``batchBytes`` (and the cap), each written whole with one call, so a run never
+    /// straddles a rotation and every line stays whole in one file.
+    ///
+    /// - Returns: How many of the events were not written (each counted as dropped, and reported
+    ///   by the next `dropped` line, as ``append(_:)`` does).
+    func append(batch events: [LedgerEvent]) -> Int {
+        var buffer = takeBuffer()
+        defer { returnBuffer(buffer) }
+        let runLimit = min(capBytes, Self.batchBytes)
+        var failed = 0
+        var lines = 0
+        var last: LedgerEvent?
+        func flush(upTo end: Int) {
+            guard lines > 0, let last else { return }
+            do throws(LedgerError) {
+                try appendLines(buffer[..<end], count: lines, last: last)
+            } catch {
+                failed += lines
+            }
+            lines = 0
+        }
+        for event in events {
+            let start = buffer.count
+            LedgerEncoder.encodeLine(event, into: &buffer)
+            let length = buffer.count - start
+            guard length <= capBytes else {
+                buffer.removeSubrange(start...)
                 recordDrop(1)
+                failed += 1
+                continue
+            }
+            if buffer.count > runLimit, lines > 0 {
+                flush(upTo: start)
+                buffer.removeSubrange(..<start)
+            }
+            lines += 1
+            last = event
+        }
+        flush(upTo: buffer.count)
+        return failed
+    }
+
+    /// Reserves room for `count` whole lines (`bytes`, at most the cap) and writes them with one
+    /// `write(2)`, rotating or reopening first when need be; `last` is the newest of them.
+    private func appendLines(_ bytes: ArraySlice<UInt8>, count: Int, last: LedgerEvent) throws(LedgerError) {
+        while true {
+            switch reserve(lineBytes: bytes.count, event: last) {
+            case .closed:
+                recordDrop(count)
                 throw .closed(path: path)
             case .replace(let generation, let rotate):
                 if let error = replaceDescriptor(expectedGeneration: generation, rotate: rotate) {
-                    recordDrop(1)
+                    recordDrop(count)
                     reportFailure(error)
                     throw error
                 }
             case .overCeiling(let errno):
-                recordDrop(1)
+                recordDrop(count)
                 throw .rotate(path: path, errno: errno)
             case .write(let descriptor, let gapLine, let gapCount, let generation):
-                try write(line, after: gapLine, gapCount: gapCount, to: descriptor, reservedIn: generation)
+                try write(
+                    bytes, lines: count, after: gapLine, gapCount: gapCount, to: descriptor, reservedIn: generation)
                 return
             }
         }
@@ -193,7 +253,7 @@ public final class LedgerWriter: Sendable {
             bytesWritten: bytesWritten.load(ordering: .relaxed),
             rotations: rotations.load(ordering: .relaxed),
             droppedLines: droppedLines.load(ordering: .relaxed),
-            gapReports: gapReports.load(ordering: .relaxed))
+            gapReports: gapReports.load(ordering: .relaxed), writeCalls: writeCalls.load(ordering: .relaxed))
     }
 
     /// Stops writing; later appends throw `.closed`. The descriptor closes once in-flight
@@ -235,6 +295,7 @@ public final class LedgerWriter: Sendable {
                 var gap = LedgerEvent(
                     kind: .dropped, name: "ledger", session: event.session, timestampMs: event.timestampMs)
                 gap.count = state.pendingDropped
+                gap.extra["cause"] = .string(LedgerWriter.writeCause)
                 var bytes: [UInt8] = []
                 LedgerEncoder.encodeLine(gap, into: &bytes)
                 if lineBytes + bytes.count <= capBytes {
@@ -277,14 +338,16 @@ public final class LedgerWriter: Sendable {
     }
 
     private func write(
-        _ line: [UInt8], after gapLine: [UInt8]?, gapCount: Int, to descriptor: LedgerDescriptor,
-        reservedIn generation: UInt64
+        _ run: ArraySlice<UInt8>, lines count: Int, after gapLine: [UInt8]?, gapCount: Int,
+        to descriptor: LedgerDescriptor, reservedIn generation: UInt64
     ) throws(LedgerError) {
-        let bytes = gapLine.map { $0 + line } ?? line
+        // Without a gap report (the steady state) the run is written where it lies: no copy.
+        let bytes = gapLine.map { $0[...] + run } ?? run
         let result = bytes.withUnsafeBytes { syscalls.write(descriptor.fd, $0) }
         switch result {
         case .success(let written) where written == bytes.count:
-            let lines = gapLine == nil ? 1 : 2
+            let lines = count + (gapLine == nil ? 0 : 1)
+            writeCalls.add(1, ordering: .relaxed)
             linesWritten.add(lines, ordering: .relaxed)
             bytesWritten.add(written, ordering: .relaxed)
             if gapLine != nil { gapReports.add(1, ordering: .relaxed) }
@@ -298,12 +361,12 @@ public final class LedgerWriter: Sendable {
                 checkStillLinked(descriptor, linesSoFar: total)
             }
         case .success(let written):
-            fail(descriptor, lost: 1 + gapCount)
+            fail(descriptor, lost: count + gapCount, lines: count)
             let error = LedgerError.shortWrite(path: path, wrote: written, of: bytes.count)
             reportFailure(error)
             throw error
         case .failure(let errno):
-            fail(descriptor, lost: 1 + gapCount)
+            fail(descriptor, lost: count + gapCount, lines: count)
             let error = LedgerError.write(path: path, errno: errno)
             reportFailure(error)
             throw error
@@ -312,7 +375,7 @@ public final class LedgerWriter: Sendable {
 
     /// A write failed: count the loss (the gap report's own count is restored) and make the
     /// next append reopen, which also terminates any half-written line.
-    private func fail(_ descriptor: LedgerDescriptor, lost: Int) {
+    private func fail(_ descriptor: LedgerDescriptor, lost: Int, lines: Int) {
         state.withLock { state in
             state.pendingDropped += lost
             if state.descriptor === descriptor {
@@ -320,7 +383,7 @@ public final class LedgerWriter: Sendable {
                 state.generation &+= 1
             }
         }
-        droppedLines.add(1, ordering: .relaxed)
+        droppedLines.add(lines, ordering: .relaxed)
     }
 
     private func recordDrop(_ count: Int) {

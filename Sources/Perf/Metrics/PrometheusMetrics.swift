@@ -51,6 +51,14 @@ package struct PrometheusMetrics {
     package var hangTargets: [String: LatencyHistogram] = [:]
     /// Resident memory in bytes, when known.
     package var residentMemoryBytes: UInt64?
+    /// Ledger lines lost before they were written, by cause; ``lossCauses`` are written even when 0.
+    package var droppedLines: [String: UInt64] = [:]
+    /// Span ends span memory had no room for.
+    package var droppedSpanRecords: UInt64 = 0
+
+    /// The causes of lost ledger lines, always written (0 when none) so the series exist before
+    /// the first loss.
+    package static let lossCauses = ["backlog", "write"]
 
     package init(source: Source, app: Perf.AppInfo) {
         self.source = source
@@ -87,6 +95,19 @@ package struct PrometheusMetrics {
         }
         spanFamilies(app: app, into: &text)
         hangFamilies(app: app, into: &text)
+        text.family(
+            "perf_ledger_dropped_lines_total", type: "counter",
+            help: "Ledger lines lost before they were written, by cause: backlog (full while another thread wrote), write (the write failed)."
+        ) { family in
+            let causes = droppedLines.merging(Self.lossCauses.map { ($0, 0) }, uniquingKeysWith: +)
+            for (cause, count) in causes.sorted(by: { $0.key < $1.key }) {
+                family.sample([app, ("cause", cause)], .integer(count))
+            }
+        }
+        text.family(
+            "perf_span_memory_dropped_records_total", type: "counter",
+            help: "Span ends span memory had no room for (names past spanNameCapacity, or spanMemoryBytes used up)."
+        ) { $0.sample([app], .integer(droppedSpanRecords)) }
         text.family(
             "perf_process_resident_memory_bytes", type: "gauge",
             help: source == .report

@@ -59,6 +59,10 @@ struct LedgerDigest {
     private(set) var droppedOldest = 0
 
     var spans: [String: SpanLines] = [:]
+    /// Lines the `dropped` lines say were lost, by cause.
+    var droppedLines: [String: Int64] = [:]
+    /// Span ends each session's span memory had no room for (its largest figure), by session.
+    var droppedSpanRecords: [String: Int64] = [:]
     var sessions: [String: Session] = [:]
     /// Each session's newest snapshot, by session id: which lines its histograms already hold.
     let covers: [String: SnapshotCover]
@@ -115,7 +119,24 @@ struct LedgerDigest {
         switch event.kind {
         case .span: addSpan(event)
         case .hang: addHang(event)
+        case .dropped:
+            // Lines of writers that predate causes were all lost by the writer itself.
+            let cause: String
+            if case .string(let named)? = event.extra["cause"] { cause = named } else { cause = LedgerWriter.writeCause }
+            droppedLines[String(cause.prefix(64)), default: 0] += Int64(max(event.count ?? 0, 0))
+        case .diagnostic:
+            if case .int(let dropped)? = event.extra["droppedSpanRecords"] { noteDroppedSpanRecords(dropped, event) }
+        case .session:
+            if case .int(let dropped)? = event.extra["droppedRecords"] { noteDroppedSpanRecords(dropped, event) }
         default: break
+        }
+    }
+
+    /// Span memory's dropped count of a session grows over its life: its largest figure counts.
+    private mutating func noteDroppedSpanRecords(_ dropped: Int64, _ event: LedgerEvent) {
+        guard dropped > 0 else { return }
+        if droppedSpanRecords[event.session] != nil || droppedSpanRecords.count < Self.maximumNames {
+            droppedSpanRecords[event.session] = max(droppedSpanRecords[event.session] ?? 0, dropped)
         }
     }
 

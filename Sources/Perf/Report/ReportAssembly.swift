@@ -163,6 +163,8 @@ struct ReportAssembly {
             "ledgerEvents": .int(Int64(digest.summary.events)),
             "diagnosticPayloads": .int(Int64(payloads.newestFirst.count)),
             "invalidPayloads": .int(Int64(payloads.invalid)),
+            "droppedLines": .object(digest.droppedLines.mapValues(ReportJSON.int)),
+            "droppedSpanRecords": .int(digest.droppedSpanRecords.values.reduce(0, &+)),
         ])
         fixed["truncated"] = omitted.json(capBytes: capBytes)
         var out = ReportJSON.object(fixed).bytes

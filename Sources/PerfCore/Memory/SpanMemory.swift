@@ -2,6 +2,7 @@
 // shared with a file in the session's directory so that a killed process leaves them behind.
 import CPerfShims
 import Glibc
+import Synchronization
 
 /// The memory behind a ``HistogramRegistry`` and a ``FlightRecorder``: either a file mapped
 /// `MAP_SHARED` (`sessions/<id>/spans.map`) or anonymous memory.
@@ -62,6 +63,8 @@ public final class SpanMemory: @unchecked Sendable {
     /// The file, or nil for anonymous memory.
     public let path: String?
     /// The sizes in use.
+    /// Run once, at the first dropped record.
+    private let firstDrop = Mutex<(@Sendable () -> Void)?>(nil)
     public let configuration: Configuration
     let base: UnsafeMutableRawPointer
     let entriesOffset: Int
@@ -199,8 +202,22 @@ public final class SpanMemory: @unchecked Sendable {
         configuration.ringCapacity == 0 ? nil : (base + ringOffset).assumingMemoryBound(to: perf_flight_slot.self)
     }
 
-    /// Counts a record dropped for want of room.
-    func countDroppedRecord() { _ = perf_atomic_add_u64(word(SpanMemoryLayout.droppedRecordsOffset), 1) }
+    /// Counts a record dropped for want of room; the first one runs the action
+    /// ``whenFirstRecordIsDropped(_:)`` set, once.
+    func countDroppedRecord() {
+        guard perf_atomic_add_u64(word(SpanMemoryLayout.droppedRecordsOffset), 1) == 0 else { return }
+        let action = firstDrop.withLock { action -> (@Sendable () -> Void)? in
+            defer { action = nil }
+            return action
+        }
+        action?()
+    }
+
+    /// What to do when the first span end finds no room (a name past the capacity, the bytes used
+    /// up): the runtime says so once on stderr. Replaces any earlier action.
+    public func whenFirstRecordIsDropped(_ action: @escaping @Sendable () -> Void) {
+        firstDrop.withLock { $0 = action }
+    }
 
     /// Records dropped because the name table was full or the arena ran out.
     public var droppedRecordCount: UInt64 { perf_atomic_load_u64(word(SpanMemoryLayout.droppedRecordsOffset)) }

@@ -1,5 +1,6 @@
-// One inline sink's lane: delivery on the emitting thread while the sink is free, a bounded
-// backlog drained elsewhere while another thread is inside it. No pipeline lock is held in `receive`.
+// One inline sink's lane: delivery on the emitting thread while the sink is free, a backlog bounded
+// in bytes drained elsewhere in batches while another thread is inside it. No pipeline lock is
+// held in `receive`.
 import Dispatch
 import Foundation
 import Glibc
@@ -9,11 +10,15 @@ import Glibc
 /// The pipeline offers each record under its ordering lock, so offers arrive in sequence order.
 /// An offer to a free lane makes the offering thread the lane's owner: it calls `receive` itself,
 /// after the pipeline lock is released, and its record is handled when `emit` returns. An offer to
-/// a busy lane (another thread is in `receive`, stalled on a disk perhaps) is appended to a bounded
-/// backlog and the emitter returns at once; a full backlog drops the record and counts it. The
-/// owner drains backlog records its own thread emitted (a sink that emits from `receive`), then
-/// hands the rest to the lane's serial drain queue: no emitter ever waits for another's delivery,
-/// and at most one thread is in `receive` at a time, so the sink sees records in sequence order.
+/// a busy lane (another thread is in `receive`, stalled on a disk perhaps) is appended to a backlog
+/// bounded in bytes (``Record/estimatedBytes``) and the emitter returns at once; a record that does
+/// not fit is dropped and counted, and the lane's next delivery tells the sink how many it lost
+/// (``RecordSink/receiveDropped(_:cause:)``) before it goes idle, so no loss is silent. The owner
+/// drains backlog records its own thread emitted (a sink that emits from `receive`), then hands the
+/// rest to the lane's serial drain queue, which takes them in batches
+/// (``RecordSink/receive(batch:)``: the ledger writes a batch with one `write(2)`): no emitter ever
+/// waits for another's delivery, and at most one thread is in `receive` at a time, so the sink
+/// sees records in sequence order.
 ///
 /// `@unchecked Sendable`: every mutable field is guarded by `condition` (flush waits on it).
 final class InlineDelivery: @unchecked Sendable {
@@ -21,8 +26,14 @@ final class InlineDelivery: @unchecked Sendable {
     let capacity: Int
     let counters = DeliveryCounters()
     private let condition = NSCondition()
-    /// Records waiting while the lane is busy, with the thread that emitted each.
-    private let backlog: BoundedFIFO<(record: SequencedRecord, thread: UInt)>
+    /// Records waiting while the lane is busy, with the thread that emitted each and its estimated bytes.
+    private let backlog: BoundedFIFO<(record: SequencedRecord, thread: UInt, bytes: Int)>
+    /// The backlog's bound, in estimated bytes.
+    let capacityBytes: Int
+    /// Estimated bytes in the backlog now.
+    private var queuedBytes = 0
+    /// Records dropped since the sink was last told.
+    private var unreportedDrops: UInt64 = 0
     /// A thread (an emitter, or the drain queue) is delivering: the next offer must wait in line.
     private var busy = false
     /// Records accepted (delivered at once or queued), ever; `flush` waits for `processed` to reach a mark.
@@ -33,12 +44,14 @@ final class InlineDelivery: @unchecked Sendable {
     private var waiters = 0
     private let drainQueue = DispatchQueue(label: "perf.sink.inline-backlog")
 
-    /// The default bound of a lane's backlog: records beyond it are dropped while the sink is busy.
-    static let defaultCapacity = 4096
+    /// The most records one batch of the drain hands the sink.
+    static let batchLimit = 512
 
-    init(sink: any RecordSink, capacity: Int = InlineDelivery.defaultCapacity) {
+    init(sink: any RecordSink, capacityBytes: Int = RecordPipeline.defaultBacklogBytes) {
         self.sink = sink
-        self.capacity = max(1, capacity)
+        self.capacityBytes = max(1, capacityBytes)
+        // No record is estimated below `Record.minimumEstimatedBytes`: the byte bound binds first.
+        self.capacity = max(1, self.capacityBytes / Record.minimumEstimatedBytes)
         self.backlog = BoundedFIFO(capacity: self.capacity)
     }
 
@@ -55,10 +68,13 @@ final class InlineDelivery: @unchecked Sendable {
             accepted += 1
             return true
         }
-        guard backlog.append((record, thread)) else {
+        let bytes = record.record.estimatedBytes
+        guard queuedBytes + bytes <= capacityBytes, backlog.append((record, thread, bytes)) else {
             counters.dropped.add(1, ordering: .relaxed)
+            unreportedDrops += 1
             return false
         }
+        queuedBytes += bytes
         accepted += 1
         return false
     }
@@ -72,11 +88,12 @@ final class InlineDelivery: @unchecked Sendable {
             receive(current)
             condition.lock()
             processed += 1
+            reportDrops()
             if backlog.isEmpty {
                 busy = false
                 next = nil
             } else if backlog.first?.thread == thread {
-                next = backlog.removeFirst()?.record
+                next = take()
             } else {
                 wakeWaiters()
                 condition.unlock()
@@ -117,18 +134,47 @@ final class InlineDelivery: @unchecked Sendable {
         counters.snapshot(sinkType: String(describing: type(of: sink)), mode: .inline)
     }
 
-    /// The drain queue's loop: owns the lane until the backlog is empty.
+    /// The drain queue's loop: owns the lane until the backlog is empty, handing the sink up to
+    /// ``batchLimit`` records at a time.
     private func drain() {
+        var batch: [SequencedRecord] = []
+        batch.reserveCapacity(Self.batchLimit)
         condition.lock()
-        while let (record, _) = backlog.removeFirst() {
+        while true {
+            reportDrops()
+            while batch.count < Self.batchLimit, let record = take() { batch.append(record) }
+            if batch.isEmpty { break }
             condition.unlock()
-            receive(record)
+            let failed = sink.receive(batch: batch)
+            counters.failures.add(UInt64(failed), ordering: .relaxed)
+            counters.delivered.add(UInt64(batch.count - failed), ordering: .relaxed)
             condition.lock()
-            processed += 1
+            processed += UInt64(batch.count)
+            batch.removeAll(keepingCapacity: true)
             wakeWaiters()
         }
         busy = false
         condition.unlock()
+    }
+
+    /// The backlog's oldest record; the caller holds `condition`.
+    private func take() -> SequencedRecord? {
+        guard let (record, _, bytes) = backlog.removeFirst() else { return nil }
+        queuedBytes -= bytes
+        return record
+    }
+
+    /// Tells the sink of the records dropped since it was last told; the caller holds `condition`
+    /// and owns the lane (so the sink is called by one thread at a time), and holds it again on
+    /// return. Drops happen only while the lane is busy, and its owner calls this before it lets
+    /// the lane go idle: every drop is reported.
+    private func reportDrops() {
+        guard unreportedDrops > 0 else { return }
+        let count = unreportedDrops
+        unreportedDrops = 0
+        condition.unlock()
+        sink.receiveDropped(count, cause: .backlog)
+        condition.lock()
     }
 
     private func receive(_ record: SequencedRecord) {

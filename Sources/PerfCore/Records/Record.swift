@@ -66,3 +66,35 @@ public struct SequencedRecord: Sendable, Equatable {
         self.record = record
     }
 }
+
+extension Record {
+    /// The least ``estimatedBytes`` of any record: a ledger line's fixed keys and numbers.
+    public static let minimumEstimatedBytes = 192
+
+    /// About how many bytes the record's ledger line takes: its fixed keys plus the text it
+    /// carries. What an inline sink's backlog counts against its bound (an estimate, never less
+    /// than ``minimumEstimatedBytes``; the JSON escaping of unusual text can exceed it).
+    public var estimatedBytes: Int {
+        func length(_ text: String?) -> Int { text?.utf8.count ?? 0 }
+        let text: Int
+        switch self {
+        case .spanEnded(let end):
+            text = length(end.name) + length(end.site) + length(end.detail) + length(end.reason) + length(end.key)
+        case .spanBegan(let begin):
+            text = length(begin.name) + length(begin.site) + length(begin.key)
+        case .overdue(let overdue):
+            text = length(overdue.name) + length(overdue.site)
+        case .unmatchedEnd(let unmatched):
+            text = length(unmatched.name) + length(unmatched.key)
+        case .note(let note):
+            text = length(note.name) + length(note.detail)
+        case .hang(let hang):
+            text =
+                length(hang.targetName) + length(hang.thread) + length(hang.culprit) + length(hang.wait)
+                + hang.stack.reduce(0) { $0 + $1.utf8.count + 3 } + hang.stuckFrames.reduce(0) { $0 + $1.utf8.count + 3 }
+        case .session(let session):
+            text = length(session.sessionID) + length(session.note)
+        }
+        return Self.minimumEstimatedBytes + text
+    }
+}

@@ -36,6 +36,11 @@ public final class RecordPipeline: Sendable {
     /// Whether a transform is set: emitting reads this flag, not the transform's lock, when none is.
     private let hasTransform = Atomic<Bool>(false)
 
+    /// The default bound of an inline sink's backlog, in estimated bytes (``Record/estimatedBytes``).
+    public static let defaultBacklogBytes = 4 << 20
+    /// The least backlog bound that holds any one record's estimate with room to spare.
+    public static let minimumBacklogBytes = 64 * 1024
+
     /// Creates a pipeline with no sinks: records emitted now are numbered and discarded.
     public init() {}
 
@@ -52,10 +57,14 @@ public final class RecordPipeline: Sendable {
     ///   - mode: `.inline` to run on the emitting thread while the sink is free (its effect is then
     ///     complete when `emit` returns), or `.buffered(capacity:)` to run on the sink's own thread
     ///     from a bounded queue.
-    public func addSink(_ sink: any RecordSink, mode: SinkMode) {
+    ///   - backlogBytes: For `.inline`, the bound of the backlog that holds records while another
+    ///     thread is inside the sink, in estimated bytes (``Record/estimatedBytes``); 4 MiB by default.
+    public func addSink(
+        _ sink: any RecordSink, mode: SinkMode, backlogBytes: Int = RecordPipeline.defaultBacklogBytes
+    ) {
         let slot: Slot
         switch mode {
-        case .inline: slot = .inline(InlineDelivery(sink: sink))
+        case .inline: slot = .inline(InlineDelivery(sink: sink, capacityBytes: backlogBytes))
         case .buffered(let capacity): slot = .buffered(BufferedDelivery(sink: sink, capacity: capacity))
         }
         state.withLock { $0.slots.append(slot) }

@@ -21,16 +21,44 @@ public protocol RecordSink: Sendable {
     /// is busy. Called under the pipeline's ordering lock: it must be cheap and must not emit.
     /// The default accepts every record.
     func accepts(_ record: Record) -> Bool
+
+    /// Handles records in order, as one batch where the sink can (the ledger writes them with one
+    /// `write(2)`); returns how many failed. Called by an inline sink's drain with the backlog's
+    /// records. The default calls ``receive(_:)`` for each.
+    func receive(batch: [SequencedRecord]) -> Int
+
+    /// Told, in order among the records, that `count` records meant for this sink were dropped
+    /// before it saw them (an inline sink's backlog was full while it was busy), so the sink can
+    /// say so where its readers look. The default ignores it.
+    func receiveDropped(_ count: UInt64, cause: DropCause)
 }
 
 extension RecordSink {
     public func accepts(_ record: Record) -> Bool { true }
+
+    public func receive(batch: [SequencedRecord]) -> Int {
+        var failed = 0
+        for record in batch {
+            do { try receive(record) } catch { failed += 1 }
+        }
+        return failed
+    }
+
+    public func receiveDropped(_ count: UInt64, cause: DropCause) {}
+}
+
+/// Why records meant for a sink were lost.
+public enum DropCause: String, Sendable, CaseIterable {
+    /// An inline sink's backlog (bounded in bytes) was full while another thread was inside it.
+    case backlog
+    /// A buffered sink's queue was full.
+    case queue
 }
 
 /// How a sink is attached to the pipeline.
 public enum SinkMode: Sendable, Equatable {
-    /// Called on the emitting thread when the sink is free, else from its bounded backlog; in
-    /// sequence order, one record at a time.
+    /// Called on the emitting thread when the sink is free, else from its backlog (bounded in
+    /// bytes, ``RecordPipeline/addSink(_:mode:backlogBytes:)``), in batches; in sequence order.
     case inline
     /// Called on the sink's own thread from a bounded queue, in sequence order. When the queue is
     /// full, new records are dropped for this sink (and counted) rather than blocking the emitter.

@@ -182,6 +182,8 @@ public struct ExportInput: Sendable {
     public var processSamples: [ProcessSample]
     /// What the lenient reading left out of the report.
     public var problems: [PerformanceReport.Problem]
+    /// Ledger lines lost before they were written, by cause; span ends span memory had no room for.
+    public var droppedLines: [String: Int64] = [:], droppedSpanRecords: Int64 = 0
 
     /// Whether the report carries flight-recorder intervals (an older one does not).
     public var hasIntervals: Bool { !intervals.isEmpty }
@@ -231,6 +233,8 @@ public struct ExportInput: Sendable {
         processSamples = report.diagnostics.compactMap(ExportReading.processSample)
             .sorted { $0.timeUnixNanos < $1.timeUnixNanos }
         problems = report.problems
+        droppedLines = report.input?.droppedLines ?? [:]
+        droppedSpanRecords = report.input?.droppedSpanRecords ?? 0
     }
 }
 

@@ -48,6 +48,8 @@ public enum PrometheusExport {
         metrics.suppressedHangs = UInt64(clamping: input.hangs.suppressed)
         metrics.hangTargets = input.hangs.targets
         metrics.residentMemoryBytes = input.processSamples.last.map { UInt64(clamping: $0.rssBytes) }
+        metrics.droppedLines = input.droppedLines.mapValues { UInt64(clamping: $0) }
+        metrics.droppedSpanRecords = UInt64(clamping: input.droppedSpanRecords)
         return metrics
     }
 }

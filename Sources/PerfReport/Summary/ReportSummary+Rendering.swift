@@ -113,7 +113,24 @@ extension ReportSummary {
         return "INPUT: " + counted(input.ledgerEvents, "ledger line")
             + " (\(input.malformedLines) malformed, \(input.tornTail) torn tail, "
             + "\(input.unknownKinds) of an unknown kind), " + counted(input.diagnosticPayloads, "diagnostic payload")
-            + " (\(input.invalidPayloads) unreadable)"
+            + " (\(input.invalidPayloads) unreadable)" + lossText
+    }
+
+    /// What was lost before the report could count it, with causes; empty when nothing was.
+    private var lossText: String {
+        var parts: [String] = []
+        let dropped = input.droppedLines.values.reduce(0, &+)
+        if dropped > 0 {
+            let causes = input.droppedLines.filter { $0.value > 0 }.sorted { $0.key < $1.key }
+                .map { "\($0.key): \($0.value)" }.joined(separator: ", ")
+            parts.append("\(dropped) ledger line\(dropped == 1 ? "" : "s") dropped (\(causes))")
+        }
+        if input.droppedSpanRecords > 0 {
+            parts.append(
+                "\(input.droppedSpanRecords) span end\(input.droppedSpanRecords == 1 ? "" : "s") span memory had no "
+                    + "room for (spanNameCapacity, spanMemoryBytes)")
+        }
+        return parts.isEmpty ? "" : "\nLOST: " + parts.joined(separator: "; ")
     }
 
     /// The FAILED cell: failed ends, with their share of the calls when there are any.
@@ -172,6 +189,8 @@ extension ReportSummary {
                 "malformedLines": .int(input.malformedLines), "tornTail": .int(input.tornTail),
                 "unknownKinds": .int(input.unknownKinds), "diagnosticPayloads": .int(input.diagnosticPayloads),
                 "invalidPayloads": .int(input.invalidPayloads),
+                "droppedLines": .object(input.droppedLines.mapValues(ReportJSON.int)),
+                "droppedSpanRecords": .int(input.droppedSpanRecords),
             ]),
             "sessions": .array(
                 sessions.map {

@@ -83,6 +83,10 @@ public struct ReportSummary: Sendable, Equatable {
         public var malformedLines: Int64, tornTail: Int64, unknownKinds: Int64
         /// Diagnostic payload files, and those that could not be read.
         public var diagnosticPayloads: Int64, invalidPayloads: Int64
+        /// Ledger lines lost before they were written, by cause (`backlog`, `write`).
+        public var droppedLines: [String: Int64] = [:]
+        /// Span ends span memory had no room for (names past its capacity).
+        public var droppedSpanRecords: Int64 = 0
     }
 
     /// The report's file, for messages.
@@ -167,6 +171,8 @@ public struct ReportSummary: Sendable, Equatable {
             malformedLines: ledger.malformedLines, tornTail: ledger.tornTail, unknownKinds: ledger.unknownKinds,
             diagnosticPayloads: report.input?.diagnosticPayloads ?? Int64(report.diagnostics.count),
             invalidPayloads: report.input?.invalidPayloads ?? 0)
+        input.droppedLines = report.input?.droppedLines ?? [:]
+        input.droppedSpanRecords = report.input?.droppedSpanRecords ?? 0
     }
 
     /// Hitch lines per target, most first (ties by name).

@@ -241,15 +241,27 @@ extension PerformanceReport {
         public var diagnosticPayloads: Int64
         /// Payload files that could not be read.
         public var invalidPayloads: Int64
+        /// Ledger lines lost before they were written, by cause (`backlog`, `write`), as the
+        /// ledger's `dropped` lines count them; empty when none (and in older reports).
+        public var droppedLines: [String: Int64]
+        /// Span ends the sessions' span memory had no room for (names past its capacity).
+        public var droppedSpanRecords: Int64
 
         /// Creates the input counts.
-        public init(ledgerEvents: Int64 = 0, diagnosticPayloads: Int64 = 0, invalidPayloads: Int64 = 0) {
+        public init(
+            ledgerEvents: Int64 = 0, diagnosticPayloads: Int64 = 0, invalidPayloads: Int64 = 0,
+            droppedLines: [String: Int64] = [:], droppedSpanRecords: Int64 = 0
+        ) {
             self.ledgerEvents = ledgerEvents
             self.diagnosticPayloads = diagnosticPayloads
             self.invalidPayloads = invalidPayloads
+            self.droppedLines = droppedLines
+            self.droppedSpanRecords = droppedSpanRecords
         }
 
-        enum CodingKeys: String, CodingKey { case ledgerEvents, diagnosticPayloads, invalidPayloads }
+        enum CodingKeys: String, CodingKey {
+            case ledgerEvents, diagnosticPayloads, invalidPayloads, droppedLines, droppedSpanRecords
+        }
 
         /// Reads the object; absent counts read as 0.
         public init(from decoder: any Decoder) throws {
@@ -258,6 +270,8 @@ extension PerformanceReport {
             ledgerEvents = try container.optional(.ledgerEvents, context) ?? 0
             diagnosticPayloads = try container.optional(.diagnosticPayloads, context) ?? 0
             invalidPayloads = try container.optional(.invalidPayloads, context) ?? 0
+            droppedLines = try container.optional(.droppedLines, context) ?? [:]
+            droppedSpanRecords = try container.optional(.droppedSpanRecords, context) ?? 0
         }
     }
 
