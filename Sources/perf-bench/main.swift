@@ -23,6 +23,7 @@ let groups: [BenchGroup] = [
     ReportBenchmarks.group,
     MetricsBenchmarks.group,
     StallBenchmarks.group,
+    BurstBenchmarks.group,
 ]
 
 let usage = """

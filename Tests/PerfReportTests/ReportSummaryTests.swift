@@ -180,3 +180,33 @@ import Testing
         #expect(summary.text.contains("INPUT: 0 ledger lines"))
     }
 }
+
+/// OVER and FAILED come from the report's counts, not the ledger lines it still holds.
+@Suite struct ReportSummaryCountsTests {
+    static func report() -> PerformanceReport {
+        var fails = PerformanceReport.Span(count: 900, maxMs: 2, p50Ms: 1, p95Ms: 1, p99Ms: 2, budgetMs: 60_000)
+        fails.exits = ["failure": 450]
+        fails.overBudgetLines = 0
+        var capped = PerformanceReport.Span(
+            count: 2_000, maxMs: 3, p50Ms: 1, p95Ms: 2, p99Ms: 3, budgetMs: 0, overBudget: 2_000)
+        capped.overBudgetLines = 133
+        return PerformanceReport(spans: ["db.fails": fails, "api.capped": capped])
+    }
+
+    @Test func failedEndsAndTheirShareShowInTheFailedColumn() throws {
+        let summary = ReportSummary(report: Self.report(), path: "counts.json")
+        let row = try #require(summary.text.split(separator: "\n").first { $0.hasPrefix("  db.fails") })
+        #expect(row.hasSuffix("450 (50.0 %)"), "\(row)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(summary.json.utf8)) as? [String: Any])
+        let span = try #require((json["spans"] as? [[String: Any]])?.first { $0["name"] as? String == "db.fails" })
+        #expect((span["exits"] as? [String: Int])?["failure"] == 450)
+    }
+
+    @Test func overCountsEveryEndAndSaysHowManyLinesTheLedgerHolds() throws {
+        let summary = ReportSummary(report: Self.report(), path: "counts.json")
+        let text = summary.text
+        let row = try #require(text.split(separator: "\n").first { $0.hasPrefix("  api.capped") })
+        #expect(row.split(separator: " ").map(String.init).suffix(2) == ["2000", "0"], "\(row)")
+        #expect(text.contains("OVER counts every end over budget; the ledger still holds 133 of their 2000 lines"))
+    }
+}
