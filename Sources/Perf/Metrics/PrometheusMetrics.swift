@@ -105,7 +105,7 @@ package struct PrometheusMetrics {
             }
         }
         text.family(
-            "perf_span_memory_dropped_records_total", type: "counter",
+            "perf_dropped_span_records_total", type: "counter",
             help: "Span ends span memory had no room for (names past spanNameCapacity, or spanMemoryBytes used up)."
         ) { $0.sample([app], .integer(droppedSpanRecords)) }
         text.family(

@@ -89,6 +89,8 @@ final class InlineDelivery: @unchecked Sendable {
             condition.lock()
             processed += 1
             reportDrops()
+            // A record larger than the whole bound drops even with the backlog empty: tell it too.
+            while backlog.isEmpty && unreportedDrops > 0 { reportDrops() }
             if backlog.isEmpty {
                 busy = false
                 next = nil
@@ -143,7 +145,10 @@ final class InlineDelivery: @unchecked Sendable {
         while true {
             reportDrops()
             while batch.count < Self.batchLimit, let record = take() { batch.append(record) }
-            if batch.isEmpty { break }
+            if batch.isEmpty {
+                if unreportedDrops > 0 { continue }
+                break
+            }
             condition.unlock()
             let failed = sink.receive(batch: batch)
             counters.failures.add(UInt64(failed), ordering: .relaxed)
