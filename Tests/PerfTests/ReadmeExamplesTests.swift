@@ -1,6 +1,6 @@
-// The README's quick start, span-name and watchdog snippets, compiled (and run against a
-// temporary directory), and its quoted messages and defaults checked, so the documentation cannot
-// drift from the API.
+// The README's quick start, span-name and watchdog snippets, compiled (the quick start as a newcomer
+// pastes it: as main.swift and inside a function) and run against a temporary directory, and its
+// manifest, quoted messages and defaults checked, so the documentation cannot drift from the API.
 import Foundation
 import JournalKit
 import PerfTestSupport
@@ -8,30 +8,70 @@ import Testing
 
 @testable import Perf
 
-struct ReadmeRequest { var url: URL }
-struct ReadmeDatabase { func load(_ id: Int) throws -> String { "user \(id)" } }
+/// The quick start compiles wherever a newcomer pastes it, and its manifest names Perf the way
+/// SwiftPM does. (Run by scripts/validate-quickstart.sh in a fresh package.)
+@Suite struct ReadmeQuickStartCompileTests {
+    static let heading = "## Quick start"
+
+    /// The quick start's program: the Swift block that imports Perf.
+    static func program() throws -> String {
+        try #require(ReadmeSection(heading).swift.first { $0.components(separatedBy: "\n").contains("import Perf") })
+    }
+
+    /// A top-level `let span` in main.swift is a global, and a global span cannot be ended.
+    @Test func asMainSwift() throws {
+        let result = try SwiftSnippetCompiler.compile(Self.program(), as: .mainFile)
+        #expect(result.compiledCleanly, "\(ChildProcess.describe(result.status)):\n\(result.output)")
+    }
+
+    @Test func insideAFunction() throws {
+        let result = try SwiftSnippetCompiler.compile(SwiftSnippetCompiler.insideAFunction(Self.program()))
+        #expect(result.compiledCleanly, "\(ChildProcess.describe(result.status)):\n\(result.output)")
+    }
+
+    /// A dependency's identity is the last component of its path or URL (without `.git`), and
+    /// `.product(package:)` must be that identity, or SwiftPM reports an unknown package.
+    @Test func manifestNamesPerfByItsIdentity() throws {
+        let swift = try ReadmeSection(Self.heading).swift
+        let manifest = try #require(swift.first { $0.contains("import PackageDescription") }, "a whole Package.swift")
+        let path = try #require(Self.quoted(after: ".package(path: ", in: manifest))
+        let identity = try #require(Self.quoted(after: ".product(name: \"Perf\", package: ", in: manifest))
+        #expect(identity == URL(fileURLWithPath: path).lastPathComponent)
+        let remote = try #require(swift.first { $0.contains(".package(url: ") }, "the URL form")
+        let url = try #require(Self.quoted(after: ".package(url: ", in: remote))
+        let urlIdentity = URL(string: url)!.deletingPathExtension().lastPathComponent
+        #expect(remote.contains("identity: \(urlIdentity)"), "the URL form names its identity, \(urlIdentity)")
+    }
+
+    /// The string literal that follows `prefix` in `text`.
+    static func quoted(after prefix: String, in text: String) -> String? {
+        guard let start = text.range(of: prefix + "\"")?.upperBound,
+            let end = text[start...].firstIndex(of: "\"")
+        else { return nil }
+        return String(text[start..<end])
+    }
+}
 
 extension PerfGlobalStateTests {
     @Suite struct ReadmeExamplesTests {
+        /// The quick start's program with a temporary directory in its configuration.
         @Test func quickStartAsWritten() throws {
             let directory = try TemporaryDirectory("readme")
             defer { directory.remove() }
-            let request = ReadmeRequest(url: URL(string: "https://api.example.com/v1/threads?cursor=9")!)
-            let items = [1, 2, 3]
-            let db = ReadmeDatabase()
-            let id = 7
-            let connectionID = "connection-42"
 
             Perf.install(Perf.Configuration(
                 directory: directory.url,
                 app: Perf.AppInfo(name: "myservice", version: "1.4.0", build: "812"),
                 recording: .enabled))
 
-            let span = Perf.begin("api.get", slowMs: 0)
-            span.end(detail: request.url.absoluteString, count: items.count)
-            let user = try Perf.measure("db.loadUser", slowMs: 50) { try db.load(id) }
-            Perf.begin(key: connectionID, "socket.session", slowMs: nil)
-            Perf.end(key: connectionID)
+            func handle(url: String, items: [Int]) {
+                let span = Perf.begin("api.get", slowMs: 0)
+                span.end(detail: url, count: items.count)
+            }
+            handle(url: "https://api.example.com/v1/threads?cursor=9", items: [1, 2, 3])
+            let user = Perf.measure("db.loadUser", slowMs: 50) { "user 7" }
+            Perf.begin(key: "connection-42", "socket.session", slowMs: nil)
+            Perf.end(key: "connection-42")
             Perf.note("socket.reconnect")
             Perf.markReady()
             let serviceQueue = DispatchQueue(label: "readme.service")

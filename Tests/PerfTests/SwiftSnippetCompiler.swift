@@ -1,6 +1,6 @@
 // Compiles a Swift snippet against the Perf module these tests were built with, for what a runtime
 // test cannot express: that some code does not compile (a second end of a `~Copyable` span), and
-// that the README's snippets do.
+// that the README's and the articles' snippets do, wherever a reader pastes them.
 import Foundation
 import Glibc
 import PerfTestSupport
@@ -19,14 +19,24 @@ enum SwiftSnippetCompiler {
         }
     }
 
-    /// Compiles `source` (declarations only: parsed as a library, `import Perf` prepended) through
-    /// the mandatory SIL passes, where the ownership checker runs: `-typecheck` stops before it and
-    /// accepts a noncopyable value consumed twice.
-    static func compile(_ source: String) throws -> Result {
+    /// How swiftc reads a snippet.
+    enum Form {
+        /// Declarations only, parsed as a library.
+        case declarations
+        /// A program's `main.swift`: statements run top to bottom and its top-level variables are
+        /// globals, which a `~Copyable` value cannot be consumed from.
+        case mainFile
+    }
+
+    /// Compiles `source` (`import Perf` prepended unless it has that line) through the mandatory
+    /// SIL passes, where the ownership checker runs: `-typecheck` stops before it and accepts a
+    /// noncopyable value consumed twice.
+    static func compile(_ source: String, as form: Form = .declarations) throws -> Result {
         let scratch = try TemporaryDirectory("snippet")
         defer { scratch.remove() }
-        let file = scratch.file("Snippet.swift")
-        try ("import Perf\n\n" + source + "\n").write(to: file, atomically: true, encoding: .utf8)
+        let file = scratch.file(form == .mainFile ? "main.swift" : "Snippet.swift")
+        let imports = source.components(separatedBy: "\n").contains("import Perf") ? "" : "import Perf\n\n"
+        try (imports + source + "\n").write(to: file, atomically: true, encoding: .utf8)
         let products = BuildProducts.directory
         // The C modules Perf's interface imports (CPerfShims) are found through the module maps
         // SwiftPM generated beside them.
@@ -34,11 +44,14 @@ enum SwiftSnippetCompiler {
             .filter { $0.hasSuffix(".build") }.sorted()
             .map { products.appendingPathComponent($0).appendingPathComponent("module.modulemap").path }
             .filter { FileManager.default.fileExists(atPath: $0) }
+        // One module cache for every snippet of every run: a cold cache costs each swiftc call
+        // seconds of rebuilding the system's C modules; clang's cache takes concurrent users.
         var arguments = [
-            "-swift-version", "6", "-parse-as-library", "-emit-sil", "-o", "/dev/null",
+            "-swift-version", "6", "-emit-sil", "-o", "/dev/null",
             "-I", products.appendingPathComponent("Modules").path,
-            "-module-cache-path", scratch.file("module-cache").path,
+            "-module-cache-path", products.appendingPathComponent("snippet-module-cache").path,
         ]
+        if form == .declarations { arguments.append("-parse-as-library") }
         for map in moduleMaps { arguments += ["-Xcc", "-fmodule-map-file=" + map] }
         arguments.append(file.path)
         let child = try ChildProcess(executable: "swiftc", arguments: arguments, mergeStandardError: true)
@@ -46,6 +59,15 @@ enum SwiftSnippetCompiler {
         while let line = child.readLine(timeoutSeconds: 600) { lines.append(line) }
         if !child.reachedEndOfFile { child.send(SIGKILL) }
         return Result(status: child.wait(), output: lines.joined(separator: "\n"))
+    }
+
+    /// `program` (top-level code) as a reader pastes it into a function: its imports stay at the
+    /// top of the file, everything else becomes the body of `func quickStart()`.
+    static func insideAFunction(_ program: String) -> String {
+        let lines = program.components(separatedBy: "\n")
+        let imports = lines.filter { $0.hasPrefix("import ") }
+        let body = lines.filter { !$0.hasPrefix("import ") }.map { $0.isEmpty ? $0 : "    " + $0 }
+        return (imports + ["", "func quickStart() {"] + body + ["}"]).joined(separator: "\n")
     }
 }
 
@@ -66,9 +88,14 @@ struct ReadmeSection {
         guard let start = lines.firstIndex(of: heading) else {
             throw ChildProcess.Failure(description: "README has no line \(heading)")
         }
-        blocks = []
+        blocks = Self.blocks(in: lines[(start + 1)...], toNextHeading: true)
+    }
+
+    /// The fenced blocks of `lines`, up to the first heading outside a block if `toNextHeading`.
+    static func blocks(in lines: ArraySlice<String>, toNextHeading: Bool) -> [Block] {
+        var blocks: [Block] = []
         var open: Block?
-        for line in lines[(start + 1)...] {
+        for line in lines {
             if var block = open {
                 if line == "```" {
                     blocks.append(block)
@@ -79,10 +106,11 @@ struct ReadmeSection {
                 }
             } else if line.hasPrefix("```") {
                 open = Block(language: String(line.dropFirst(3)), text: "")
-            } else if line.hasPrefix("#") {
+            } else if toNextHeading && line.hasPrefix("#") {
                 break
             }
         }
+        return blocks
     }
 
     var swift: [String] { blocks.filter { $0.language == "swift" }.map(\.text) }
