@@ -34,6 +34,12 @@ public enum Perf {
     /// `PERF_RECORDING` value that is neither on (`1`, `true`, `yes`, `on`) nor off (`0`, `false`,
     /// `no`, `off`) is ignored, with one message on stderr.
     ///
+    /// `recording: .auto` in a release build with `PERF_RECORDING` unset records nothing to disk,
+    /// and says so in one message on stderr with how to turn recording on. It is said once per
+    /// install that takes effect (after a ``shutdown()``, the next install says it again; a
+    /// repeated install while installed does nothing and says nothing). `.disabled`, or
+    /// `PERF_RECORDING=0`, is the program's or the operator's choice and is not reported.
+    ///
     /// - Parameter configuration: Where to write, who the program is, and the consent gate.
     public static func install(_ configuration: Configuration = Configuration()) {
         _ = install(

@@ -27,7 +27,7 @@ import Testing
                 OverdueRecord(
                     id: 3, name: "socket.session", key: "k", site: "App/Socket.swift:9", openForNanos: 9_000_000,
                     budgetNanos: 1_000_000, wallNanos: wall)),
-            .unmatchedEnd(UnmatchedEndRecord(key: "k", name: nil, wallNanos: wall)),
+            .unmatchedEnd(UnmatchedEndRecord(key: "k", name: nil, site: "App/Socket.swift:12", wallNanos: wall)),
             .note(NoteRecord(name: "socket.reconnect", detail: "/v1/socket", suppressedCount: 3, wallNanos: wall)),
             .hang(
                 HangRecord(

@@ -404,6 +404,22 @@ extension PerfGlobalStateTests {
             let raw = try String(contentsOf: directory.ledger, encoding: .utf8)
             #expect(!raw.contains("conn-1") && !raw.contains("never-begun"), "keys never reach the ledger")
         }
+
+        /// An end with no open span says where it was called, the one place to look for the lost
+        /// begin or the second end; the key stays out of the line.
+        @Test func anUnmatchedEndCarriesItsCallSite() throws {
+            var endLine: UInt = 0
+            let (events, directory) = try withInstalled { _ in
+                endLine = #line + 1
+                Perf.end(key: "never-begun-site")
+            }
+            defer { directory.remove() }
+            let note = try #require(events.first { $0.kind == .note && $0.name == "perf.unmatchedEnd" })
+            #expect(note.site == "PerfTests/FacadeTests.swift:\(endLine)", "\(note)")
+            let raw = try String(contentsOf: directory.ledger, encoding: .utf8)
+            #expect(raw.contains("\"site\":\"PerfTests/FacadeTests.swift:\(endLine)\""))
+            #expect(!raw.contains("never-begun-site"))
+        }
     }
 }
 

@@ -39,11 +39,44 @@ import Testing
         }
     }
 
-    @Test func unsetOrBlankSaysNothing() {
-        let environments: [[String: String]] = [[:], ["PERF_RECORDING": ""], ["PERF_RECORDING": "  "]]
-        for environment in environments {
-            #expect(InstallPolicy.recordingDecision(.auto, environment: environment, debugBuild: false).warning == nil)
+    /// Every build, choice and environment: what is recorded, and whether install says that
+    /// `.auto` left recording off. Only `.auto` in a release build with `PERF_RECORDING` unset or
+    /// blank says it; the program's `.disabled` and the environment's off are choices, not news.
+    @Test(arguments: [false, true])
+    func autoOffInAReleaseBuildIsTheOnlySilentOffThatIsReported(debug: Bool) {
+        let environments: [[String: String]] = [
+            [:], ["PERF_RECORDING": ""], ["PERF_RECORDING": "  "], ["PERF_RECORDING": "1"], ["PERF_RECORDING": "0"],
+        ]
+        for recording in [Perf.Recording.auto, .disabled, .enabled] {
+            for environment in environments {
+                let flag = InstallPolicy.RecordingFlag(environment: environment)
+                let decision = InstallPolicy.recordingDecision(recording, environment: environment, debugBuild: debug)
+                let record: Bool
+                switch recording {
+                case .enabled: record = flag != .off
+                case .disabled: record = false
+                case .auto: record = flag != .off && (debug || flag == .on)
+                }
+                let says = recording == .auto && !debug && flag == .unset
+                #expect(
+                    decision
+                        == InstallPolicy.RecordingDecision(
+                            record: record, warning: says ? InstallPolicy.autoOffInRelease : nil),
+                    "\(recording) debug=\(debug) \(environment)")
+            }
         }
+    }
+
+    /// The message says what happened and both ways to turn recording on, on one line.
+    @Test func autoOffInAReleaseBuildSaysHowToRecord() throws {
+        let message = InstallPolicy.autoOffInRelease
+        #expect(message.hasPrefix("perf: recording to disk is off"))
+        #expect(message.contains("PERF_RECORDING=1") && message.contains("recording: .enabled"))
+        #expect(!message.contains("\n"))
+        // The overview article quotes it as printed.
+        let article = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Sources/Perf/Perf.docc/Perf.md")
+        #expect(try String(contentsOf: article, encoding: .utf8).contains("\n" + message + "\n"))
     }
 
     /// A value that is neither is ignored, and the warning names it and says what happens instead.

@@ -88,9 +88,10 @@ extension PerfGlobalStateTests {
             #expect(laneName(id) == label)
         }
 
-        /// The watchdog learns which thread answers its pings: a worker that served the watched
-        /// queue is named after it, not `-qos.overcommit`.
-        @Test func aWatchedQueuesServingThreadShowsTheQueueLabel() async throws {
+        /// A pool worker that answered a watched queue's ping runs other spans later: its lane is
+        /// named after its root queue, never the queue, so the queue's name claims no span it did
+        /// not run.
+        @Test func aPoolWorkerThatServedAWatchedQueueIsNotNamedAfterIt() async throws {
             install()
             defer { Perf.shutdown() }
             let label = "perf.lanes.watched-queue-with-a-long-label"
@@ -103,20 +104,62 @@ extension PerfGlobalStateTests {
             watchdog.start()
             defer { watchdog.stop() }
             #expect(try await waitUntil(seconds: 10) { watchdog.statistics.pingsSent >= 3 })
-            // Spans on the queue until one ended on a thread the watchdog saw serve it.
+            // Spans on the queue until one ended on a thread the watchdog has seen serve it (and
+            // so would name after the queue, were it to name pool workers).
             var tids: Set<Int32> = []
-            var named: Int32?
+            var served: Int32?
             let deadline = DispatchTime.now().uptimeNanoseconds + 10_000_000_000
-            while named == nil, DispatchTime.now().uptimeNanoseconds < deadline {
+            while served == nil, DispatchTime.now().uptimeNanoseconds < deadline {
                 tids.insert(await endSpan(on: queue, "lanes.watched"))
-                let threads = Perf.recentSpans()?.threads ?? [:]
-                // A pool thread that served other watched queues earlier in the run (the table is
-                // process-wide) carries their names too, joined by ", ".
-                named = tids.first { threads[$0]?.components(separatedBy: ", ").contains(label) == true }
-                if named == nil { try await Task.sleep(nanoseconds: 5_000_000) }
+                served = tids.first { !ThreadNames.shared.wouldServe(label, tid: $0) }
+                if served == nil { try await Task.sleep(nanoseconds: 5_000_000) }
             }
-            let tid = try #require(named, "lanes: \(tids.map { "\($0): \(laneName($0) ?? "-")" })")
-            #expect(comm(tid) != label)
+            let tid = try #require(served, "lanes: \(tids.map { "\($0): \(laneName($0) ?? "-")" })")
+            #expect(ThreadNames.isPoolWorker(comm: comm(tid)), "\(comm(tid))")
+            let lane = try #require(laneName(tid))
+            #expect(!lane.contains(label), "\(lane)")
+            #expect(lane.hasPrefix("com.apple.root.") || ThreadNames.isPoolWorker(comm: lane), "\(lane)")
+        }
+
+        /// Foundation's `Thread.name`, set on the running thread, reaches the kernel (15 bytes):
+        /// the lane keeps it after the thread exited, where it used to read `thread <tid>`. The
+        /// setter does nothing until `start()` has returned on the starting thread (it names the
+        /// handle `start()` stores), so the thread waits for that first.
+        @Test func aFoundationThreadNameOutlivesTheThread() async throws {
+            install()
+            defer { Perf.shutdown() }
+            let tid = try await endSpanAndExit { Thread.current.name = "worker-0" }
+            #expect(laneName(tid) == "worker-0")
+        }
+
+        /// The same for a name set with `pthread_setname_np` (through the C shim that calls it:
+        /// Glibc's Swift module does not export it).
+        @Test func aPthreadNameOutlivesTheThread() async throws {
+            install()
+            defer { Perf.shutdown() }
+            let tid = try await endSpanAndExit { perf_name_current_thread("pt-worker-1") }
+            #expect(laneName(tid) == "pt-worker-1")
+        }
+
+        /// Runs `name` then a span's end on a new thread, waits until that thread has exited, and
+        /// returns its id.
+        private func endSpanAndExit(_ name: @escaping @Sendable () -> Void) async throws -> Int32 {
+            let tid = Mutex<Int32>(0)
+            let started = DispatchSemaphore(value: 0)
+            let thread = Thread {
+                started.wait()
+                name()
+                Perf.begin("lanes.exited", slowMs: 60_000).end()
+                tid.withLock { $0 = perf_gettid() }
+            }
+            thread.start()
+            started.signal()
+            #expect(try await waitUntil(seconds: 10) { tid.withLock { $0 } != 0 })
+            let id = tid.withLock { $0 }
+            #expect(
+                try await waitUntil(seconds: 10) { !FileManager.default.fileExists(atPath: "/proc/self/task/\(id)") },
+                "thread \(id) did not exit")
+            return id
         }
     }
 }

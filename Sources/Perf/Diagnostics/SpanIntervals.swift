@@ -90,16 +90,10 @@ public struct SpanIntervals: Sendable, Equatable {
         self.spans = spans
     }
 
-    /// A thread of this process by kernel id: the name ``ThreadNames`` knows (given by the program,
-    /// the watched target it serves, the root queue of a dispatch worker), else `main` for the main
-    /// thread, else its `comm` (a dispatch worker's 15-byte cut of its root queue's label made
-    /// whole where only one label ends that way), else `thread <tid>` once it has exited.
+    /// A thread of this process by kernel id, as ``ThreadNames/laneName(of:comm:isMain:)`` ranks
+    /// what is known of it and its `comm` now.
     static func currentThreadName(_ id: Int32) -> String {
-        let comm = ThreadNames.comm(of: id)
-        if let known = ThreadNames.shared.name(of: id, comm: comm) { return known }
-        if id == getpid() { return "main" }
-        guard let comm, !comm.isEmpty else { return "thread \(id)" }
-        return ThreadNames.rootQueueLabel(endingWith: comm) ?? comm
+        ThreadNames.shared.laneName(of: id, comm: ThreadNames.comm(of: id), isMain: id == getpid())
     }
 
     /// One span as the report writes it (keys sorted; `budgetMs` only when it had one).

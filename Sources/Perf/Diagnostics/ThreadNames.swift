@@ -12,21 +12,24 @@ import Synchronization
 
 /// A bounded table of thread names by kernel id; when full, the oldest entry goes.
 ///
-/// Sources, best first:
-/// 1. the name the program gave the thread (``Perf/nameCurrentThread(_:)``);
-/// 2. the hang watchdog: a thread that answered a watched target's ping is named after the target,
-///    as the watchdog calls it (a queue's label, `main`, `MainActor`, `cooperative-pool`, a custom
-///    name); a thread that served several targets is named after the three it served last;
-/// 3. what the thread itself shows when it first records a span (a once-per-thread hook in
-///    `perf_thread_stripe_assign`, never on the per-span path): the label of the queue it runs, when
-///    its `comm` is that label's last 15 bytes, which is how libdispatch names a worker after its
-///    root queue (`com.apple.root.default-qos.overcommit` rather than `-qos.overcommit`).
+/// What it learns, and from where (``laneName(of:comm:isMain:)`` ranks them):
+/// - the name the program gave the thread (``Perf/nameCurrentThread(_:)``);
+/// - the hang watchdog: a thread of the program's own that answered a watched target's ping is
+///   named after the target, as the watchdog calls it (a queue's label, `MainActor`, a custom
+///   name), the three it served last. A dispatch pool worker is not: it runs whatever its pool
+///   gives it, and a lane named after a queue it once ran would claim every later span on it;
+/// - what the thread itself shows when it first records a span (a once-per-thread hook in
+///   `perf_thread_stripe_assign`, never on the per-span path): the label of the queue it runs, when
+///   its `comm` is that label's last 15 bytes, which is how libdispatch names a worker after its
+///   root queue (`com.apple.root.default-qos.overcommit` rather than `-qos.overcommit`); else its
+///   `comm`, when the program set it (Foundation's `Thread.name`, `pthread_setname_np`), so that
+///   the name outlives the thread.
 ///
 /// An entry counts only while its thread keeps the `comm` it had when the entry was made, or has
 /// exited: a renamed thread, or a new thread reusing the id, is not named after the old one.
 final class ThreadNames: Sendable {
     /// The process-wide table.
-    static let shared = ThreadNames(capacity: 4096)
+    static let shared = ThreadNames(capacity: 4096, processComm: ThreadNames.comm(of: getpid()))
     /// Most targets one thread is named after: the most recent ones it served.
     static let maximumTargets = 3
 
@@ -36,11 +39,6 @@ final class ThreadNames: Sendable {
         var given: String?
         var targets: [String] = []
         var learned: String?
-
-        /// The best of the names.
-        var name: String? {
-            given ?? (targets.isEmpty ? nil : targets.joined(separator: ", ")) ?? learned
-        }
     }
 
     /// Entries by tid, and their tids in the order they were made (a ring once full).
@@ -52,9 +50,15 @@ final class ThreadNames: Sendable {
 
     /// Most entries kept.
     let capacity: Int
+    /// The main thread's `comm`, which every thread it starts inherits: a thread showing it was
+    /// not named by the program.
+    let processComm: String?
     private let table = Mutex(Table())
 
-    init(capacity: Int) { self.capacity = max(1, capacity) }
+    init(capacity: Int, processComm: String? = nil) {
+        self.capacity = max(1, capacity)
+        self.processComm = processComm
+    }
 
     /// Entries held.
     var count: Int { table.withLock { $0.entries.count } }
@@ -62,13 +66,30 @@ final class ThreadNames: Sendable {
     /// The entry for `tid`, whatever its `comm` (tests).
     func entry(_ tid: Int32) -> Entry? { table.withLock { $0.entries[tid] } }
 
-    /// The best name of `tid`, given its `comm` now (`nil`: the thread has exited).
-    func name(of tid: Int32, comm: String?) -> String? {
-        table.withLock { table -> String? in
+    /// The name of `tid`'s lane, given its `comm` now (`nil`: the thread has exited). Best first:
+    /// the name the program gave it; `main` for the main thread; the whole label of the queue a
+    /// worker's `comm` was cut from; the kernel name the program set (its `comm`, or once it
+    /// exited the `comm` it had when it first recorded a span); the watched targets it served; a
+    /// pool worker's root queue made whole from its `comm`; its `comm`; `thread <tid>`.
+    func laneName(of tid: Int32, comm: String?, isMain: Bool) -> String {
+        let entry = table.withLock { table -> Entry? in
             guard let entry = table.entries[tid] else { return nil }
             if let comm, comm != entry.comm { return nil }
-            return entry.name
+            return entry
         }
+        if let given = entry?.given { return given }
+        if isMain { return "main" }
+        if let learned = entry?.learned { return learned }
+        if let kernel = comm ?? entry?.comm, isProgramSet(kernel) { return kernel }
+        if let targets = entry?.targets, !targets.isEmpty { return targets.joined(separator: ", ") }
+        guard let comm, !comm.isEmpty else { return "thread \(tid)" }
+        return Self.rootQueueLabel(endingWith: comm) ?? comm
+    }
+
+    /// Whether the program set `comm`: not empty, not inherited from the main thread, not one
+    /// libdispatch gives its pool workers.
+    func isProgramSet(_ comm: String) -> Bool {
+        !comm.isEmpty && comm != processComm && !Self.isPoolWorker(comm: comm)
     }
 
     /// Records the name the program gave thread `tid`.
@@ -76,9 +97,13 @@ final class ThreadNames: Sendable {
         update(tid, comm: comm) { $0.given = name }
     }
 
-    /// Records that thread `tid` answered a ping of the watched target `target`.
+    /// Records that thread `tid` answered a ping of the watched target `target`. A pool worker's
+    /// entry is made, so that ``wouldServe(_:tid:)`` spares the next `/proc` read, but it is not
+    /// named after the target.
     func serve(_ target: String, tid: Int32, comm: String) {
+        let pooled = Self.isPoolWorker(comm: comm)
         update(tid, comm: comm) { entry in
+            guard !pooled else { return }
             // The newest targets win: a pool thread keeps serving new queues in a long-lived
             // process, and the first three it ever served say little about it an hour later.
             guard !entry.targets.contains(target) else { return }
@@ -93,12 +118,19 @@ final class ThreadNames: Sendable {
     }
 
     /// Whether `serve(target, tid:)` could change anything: not when `tid` is named after
-    /// `target` already. The watchdog asks before reading `/proc`.
+    /// `target` already, nor when it is a pool worker. The watchdog asks before reading `/proc`.
     func wouldServe(_ target: String, tid: Int32) -> Bool {
         table.withLock { table in
-            guard let targets = table.entries[tid]?.targets else { return true }
-            return !targets.contains(target)
+            guard let entry = table.entries[tid] else { return true }
+            return !Self.isPoolWorker(comm: entry.comm) && !entry.targets.contains(target)
         }
+    }
+
+    /// Records the `comm` of thread `tid` when the program set it, so that its lane keeps the name
+    /// once the thread has exited.
+    func remember(tid: Int32, comm: String) {
+        guard isProgramSet(comm) else { return }
+        update(tid, comm: comm) { _ in }
     }
 
     /// Changes `tid`'s entry, made anew when the thread's `comm` is not the entry's: the old one
@@ -171,6 +203,14 @@ extension ThreadNames {
 
     /// The whole label of the root queue a worker named `comm` belongs to, when `comm` names one.
     static func rootQueueLabel(endingWith comm: String) -> String? { rootQueueTails[comm] }
+
+    /// Every name libdispatch gives a pool worker: the 15-byte tail of a root queue's label, and
+    /// `DispatchWorker`. Swift concurrency's cooperative pool runs on the same workers.
+    static let poolWorkerNames: Set<String> =
+        Set(rootQueueLabels.map { String(decoding: $0.utf8.suffix(15), as: UTF8.self) }).union(["DispatchWorker"])
+
+    /// Whether `comm` is a name libdispatch gives its pool workers.
+    static func isPoolWorker(comm: String) -> Bool { poolWorkerNames.contains(comm) }
 }
 
 // MARK: - Where names come from
@@ -200,6 +240,9 @@ extension ThreadNames {
 private func threadNamesHook(_ tid: Int32, _ comm: UnsafePointer<CChar>?, _ label: UnsafePointer<CChar>?) {
     guard let comm, let label else { return }
     let name = ThreadNames.normalized(String(cString: comm))
-    guard let learned = ThreadNames.dispatchWorkerName(comm: name, label: String(cString: label)) else { return }
+    guard let learned = ThreadNames.dispatchWorkerName(comm: name, label: String(cString: label)) else {
+        ThreadNames.shared.remember(tid: tid, comm: name)
+        return
+    }
     ThreadNames.shared.learn(learned, tid: tid, comm: name)
 }

@@ -62,6 +62,7 @@ enum LedgerLines {
                 kind: .note, name: unmatched.name ?? "perf.unmatchedEnd", session: session,
                 timestampMs: milliseconds(unmatched.wallNanos))
             event.extra["reason"] = .string("end without a matching begin")
+            event.site = unmatched.site
             return event
         case .note(let note):
             var event = LedgerEvent(

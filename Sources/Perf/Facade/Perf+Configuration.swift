@@ -29,14 +29,16 @@ extension Perf {
     /// With recording off, spans still measure and feed histograms; nothing is written.
     /// `PERF_RECORDING` set to `0`, `false`, `no` or `off` (any case) in the environment always
     /// wins; set to `1`, `true`, `yes` or `on` it turns `.auto` on in release builds. Any other
-    /// value is ignored, with one message on stderr at install.
+    /// value is ignored, with one message on stderr at install. `.auto` in a release build with
+    /// `PERF_RECORDING` unset says once, on stderr at each install, that recording is off and how
+    /// to turn it on.
     public enum Recording: Sendable, Equatable {
         /// Record to disk.
         case enabled
         /// Never record to disk.
         case disabled
         /// Debug builds record; release builds record only with `PERF_RECORDING=1` (or `true`,
-        /// `yes`, `on`).
+        /// `yes`, `on`), and without it say so on stderr at install.
         case auto
     }
 
@@ -154,11 +156,20 @@ enum InstallPolicy {
         }
     }
 
-    /// Whether to record, and the one message to report when `PERF_RECORDING` was not understood.
+    /// Whether to record, and the one message install reports: a `PERF_RECORDING` value that was
+    /// not understood, or `.auto` turning recording off in a release build.
     struct RecordingDecision: Equatable {
         var record: Bool
         var warning: String?
     }
+
+    /// What install says when `.auto` leaves recording off in a release build and nobody set
+    /// `PERF_RECORDING`: otherwise the service runs and no data directory ever appears, with
+    /// nothing to say why. A program that chose `.disabled`, or an environment that said off,
+    /// hears nothing: they asked for it.
+    static let autoOffInRelease =
+        "perf: recording to disk is off: .auto does not record in a release build; set PERF_RECORDING=1 "
+        + "in the environment, or recording: .enabled in Perf.Configuration, to write the ledger and reports"
 
     /// Applies the consent gate: `PERF_RECORDING` off always wins; `.auto` records in debug builds
     /// and, in release builds, only with `PERF_RECORDING` on.
@@ -166,9 +177,10 @@ enum InstallPolicy {
         recordingDecision(recording, environment: environment, debugBuild: debugBuild).record
     }
 
-    /// ``shouldRecord(_:environment:debugBuild:)`` with the warning for a `PERF_RECORDING` value
-    /// that is neither on nor off: it is ignored, and the warning names it and says what recording
-    /// does instead.
+    /// ``shouldRecord(_:environment:debugBuild:)`` with the message install reports: for a
+    /// `PERF_RECORDING` value that is neither on nor off (it is ignored; the warning names it and
+    /// says what recording does instead), and for `.auto` in a release build with `PERF_RECORDING`
+    /// unset (``autoOffInRelease``: how to turn recording on).
     static func recordingDecision(
         _ recording: Perf.Recording, environment: [String: String], debugBuild: Bool
     ) -> RecordingDecision {
@@ -179,6 +191,9 @@ enum InstallPolicy {
         case .enabled: record = true
         case .disabled: record = false
         case .auto: record = debugBuild || flag == .on
+        }
+        if flag == .unset, recording == .auto, !record {
+            return RecordingDecision(record: false, warning: autoOffInRelease)
         }
         guard case .unrecognized(let value) = flag else { return RecordingDecision(record: record) }
         let because: String

@@ -128,12 +128,17 @@ extension Perf {
     }
 
     /// Ends the span begun under `key`, with the same optional context as ``Span/end(exit:detail:count:reason:)``.
-    /// An end with no open span is reported, not dropped.
+    /// An end with no open span is reported, not dropped: a `note` line named `perf.unmatchedEnd`
+    /// whose `site` is this call's.
     public static func end(
-        key: String, exit: Exit = .success, detail: String? = nil, count: Int? = nil, reason: String? = nil
+        key: String, exit: Exit = .success, detail: String? = nil, count: Int? = nil, reason: String? = nil,
+        fileID: StaticString = #fileID, line: UInt = #line
     ) {
         guard PerfState.recorderSlot.load(ordering: .relaxed) != nil else { return }
-        PerfState.withRecorder { $0.end(key: key, exit: exit, reason: reason, detail: detail, count: count) }
+        let site = CallSite(fileID: fileID, line: UInt32(truncatingIfNeeded: line))
+        PerfState.withRecorder {
+            $0.end(key: key, exit: exit, reason: reason, detail: detail, count: count, site: site)
+        }
     }
 
     /// Measures `body` as one span; the exit follows how it left (return → success,

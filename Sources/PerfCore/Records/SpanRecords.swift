@@ -131,13 +131,17 @@ public struct UnmatchedEndRecord: Sendable, Equatable {
     public var key: String
     /// The span name the caller gave, when it gave one.
     public var name: String?
+    /// The call site of the end, `Module/File.swift:line`, when the caller gave one: where to
+    /// look for the end that has no begin.
+    public var site: String?
     /// When it happened, nanoseconds since the Unix epoch.
     public var wallNanos: UInt64
 
     /// Creates an unmatched end record.
-    public init(key: String, name: String?, wallNanos: UInt64) {
+    public init(key: String, name: String?, site: String? = nil, wallNanos: UInt64) {
         self.key = key
         self.name = name
+        self.site = site
         self.wallNanos = wallNanos
     }
 }

@@ -28,9 +28,11 @@ extension SpanRecorder {
     /// Ends the span open under `key`.
     ///
     /// With no span open under the key (never begun, already ended, superseded or expired), an
-    /// ``UnmatchedEndRecord`` is emitted rather than the call being silently dropped.
+    /// ``UnmatchedEndRecord`` is emitted rather than the call being silently dropped; it carries
+    /// `site`, the end's call site, when given.
     public func end(
-        key: String, exit: SpanExit = .success, reason: String? = nil, detail: String? = nil, count: Int? = nil
+        key: String, exit: SpanExit = .success, reason: String? = nil, detail: String? = nil, count: Int? = nil,
+        site: CallSite? = nil
     ) {
         let now = monotonicNanos()
         let closed = registry.withLock { registry -> ClosedSpan? in
@@ -42,7 +44,9 @@ extension SpanRecorder {
                 count: count)
         }
         guard let closed else {
-            pipeline.emit(.unmatchedEnd(UnmatchedEndRecord(key: key, name: nil, wallNanos: clock.wallNanos())))
+            pipeline.emit(
+                .unmatchedEnd(
+                    UnmatchedEndRecord(key: key, name: nil, site: site?.description, wallNanos: clock.wallNanos())))
             return
         }
         closed.finish()
