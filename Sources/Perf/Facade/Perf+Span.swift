@@ -8,8 +8,11 @@ extension Perf {
     ///
     /// Under budget, `end()` ticks the span's histogram and stores nothing else; over budget (or
     /// with `slowMs: nil`) it appends one line to the ledger before it returns, or, while another
-    /// thread is inside the ledger's write, queues it for Perf's own queue to append next, in
-    /// order (no thread waits for another's disk write).
+    /// thread is inside the ledger's write, queues it to be appended next, in order (no thread
+    /// waits for another's disk write; the queue is bounded by
+    /// ``Configuration/ledgerBacklogBytes``, and a line that finds it full is counted in a
+    /// `dropped` line). Either way an over-budget or failed end is counted in span memory, which
+    /// the report's over-budget and exit figures come from.
     ///
     /// A span is `~Copyable` and both `end` methods are `consuming`, so a span that could be ended
     /// twice does not compile: a second `end()`, or ending a copy, is the compiler's
