@@ -134,34 +134,19 @@ enum BurstBenchmarks {
                 samples: total))
     }
 
-    /// About `nanos` of work on the calling thread: a request's own cost in the loop.
+    /// A request's own work: the calling thread busy for `nanos` of wall time (a clock read per
+    /// turn, so the length holds whatever the optimiser does to the loop).
     @inline(never)
-    private static func work(_ iterations: Int) -> UInt64 {
-        var x: UInt64 = 0x9E37_79B9_7F4A_7C15
-        for _ in 0..<iterations {
-            x ^= x << 13
-            x ^= x >> 7
-            x ^= x << 17
-        }
-        return x
-    }
-
-    /// Iterations of ``work(_:)`` that take about `nanos` on this machine.
-    private static func calibrate(nanos: UInt64) -> Int {
-        var iterations = 1_000
-        while true {
-            let start = Bench.now()
-            Bench.blackHole(work(iterations))
-            let elapsed = Bench.now() - start
-            if elapsed >= 2_000_000 { return max(1, Int(Double(iterations) * Double(nanos) / Double(elapsed))) }
-            iterations *= 2
-        }
+    private static func work(nanos: UInt64) -> UInt64 {
+        let start = Bench.now()
+        var turns: UInt64 = 0
+        while Bench.now() &- start < nanos { turns &+= 1 }
+        return turns
     }
 
     /// 2 threads serve requests in a loop (about 25 µs of work each, inside a span): every request
     /// over budget against every request under it, rounds alternating, in the same run.
     private static func serverLoop(_ context: BenchContext, requestsPerRound: Int, rounds: Int) throws {
-        let iterations = calibrate(nanos: 25_000)
         let directory = installed("server-loop")
         defer {
             Perf.shutdown()
@@ -171,7 +156,7 @@ enum BurstBenchmarks {
             let (elapsed, _) = onThreads(2) { _ -> Int in
                 for _ in 0..<requestsPerRound {
                     let span = Perf.begin("bench.request", slowMs: slowMs)
-                    Bench.blackHole(work(iterations))
+                    Bench.blackHole(work(nanos: 25_000))
                     span.end(detail: "/v1/request")
                 }
                 return 0
