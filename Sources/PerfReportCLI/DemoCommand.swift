@@ -77,7 +77,7 @@ enum DemoCommand {
             : "\nData directory: \(directory.path) (the ledger perf-events.jsonl, payloads in perf-diagnostics/)"
         text += "\nReport: \(shownOutput)\n"
         if !hangCaught { text += "(the watchdog did not report the injected hang in time on this machine)\n" }
-        text += "Next: perf-report summary \(shownOutput) --format json\n"
+        text += "Next: \(currentInvocation) summary \(shellQuoted(shownOutput)) --format json\n"
         return CommandResult(stdout: text)
     }
 

@@ -24,6 +24,16 @@ import Testing
                     + "ledger line(s)"), "\(demoOut)")
         let report = directory.appendingPathComponent("performance-report.json")
         #expect(FileManager.default.fileExists(atPath: report.path))
+        // The binary is SwiftPM's build product, run from another directory: the suggested command
+        // is `swift run` with the package's path.
+        let next = try #require(demoOut.split(separator: "\n").last.map(String.init), "\(demoOut)")
+        #expect(next.hasPrefix("Next: swift run "), "\(next)")
+        #expect(next.hasSuffix(" perf-report summary performance-report.json --format json"), "\(next)")
+        let packagePath = next.components(separatedBy: " --package-path ").dropFirst().first?
+            .components(separatedBy: " ").first
+        #expect(
+            packagePath.map { FileManager.default.fileExists(atPath: $0 + "/Package.swift") } == true,
+            "the package's root: \(next)")
 
         let (summaryOut, _, summaryStatus) = try CLIFixture.runBinary(
             ["summary", report.path, "--format", "json"], in: directory)
