@@ -180,3 +180,36 @@ import Testing
         #expect(summary.text.contains("INPUT: 0 ledger lines"))
     }
 }
+
+/// A ledger handed where a report belongs is told by its first line or its name.
+@Suite struct ReportSummaryLedgerInputTests {
+    static let ledgerLine = #"{"kind":"span","name":"api.get","session":"s1","ts":"2026-12-02T12:00:05.000Z","v":1}"#
+
+    @Test(arguments: [
+        // Several lines: not one JSON document.
+        (ledgerLine + "\n" + ledgerLine + "\n", "data/events.log", "data"),
+        // One line: an object, but no report.
+        (ledgerLine + "\n", "events.log", "."),
+        // Named like a ledger, whatever its first line.
+        (#"{"v":1,"ts":"2026-12"#, "/srv/app/perf-events.jsonl", "/srv/app"),
+        ("garbage\n", "/perf-events.jsonl.prev", "/"),
+    ])
+    func aLedgerIsToldWithTheBuildCommand(text: String, path: String, directory: String) {
+        let problem =
+            "a Perf ledger (one event per line), not a performance report; build the report from its data "
+            + "directory: perf-report build --dir \(directory)"
+        #expect(throws: Perf.ReportError(.invalidReport, path: path, problem)) {
+            try ReportSummary(bytes: Array(text.utf8), path: path)
+        }
+    }
+
+    @Test(arguments: [
+        (#"{"v":1,"ts":"2026-12"#, "not valid JSON (truncated or corrupt)"),
+        (#"{"kind":"span","v":1}"#, "not a performance report (missing \"schema\")"),
+    ])
+    func somethingElseKeepsItsProblem(text: String, problem: String) {
+        #expect(throws: Perf.ReportError(.invalidReport, path: "x.json", problem)) {
+            try ReportSummary(bytes: Array(text.utf8), path: "x.json")
+        }
+    }
+}
