@@ -212,6 +212,8 @@ final class SharedCounter: Sendable {
         #expect(kept == Array((1_000 - kept.count)..<1_000), "the newest lines, in order, none split")
     }
 
+    // Fault injection is compiled into debug builds only.
+    #if DEBUG
     @Test func aFailedRunIsCountedAndReportedWithItsCause() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
@@ -228,4 +230,5 @@ final class SharedCounter: Sendable {
         #expect(gap.extra["cause"] == .string(LedgerWriter.writeCause))
         #expect(read.filter { $0.kind == .span }.compactMap(\.count) == [50])
     }
+    #endif
 }
