@@ -77,7 +77,7 @@ enum DemoCommand {
             : "\nData directory: \(directory.path) (the ledger perf-events.jsonl, payloads in perf-diagnostics/)"
         text += "\nReport: \(shownOutput)\n"
         if !hangCaught { text += "(the watchdog did not report the injected hang in time on this machine)\n" }
-        text += "Next: perf-report summary \(shownOutput) --format json\n"
+        text += "Next: \(currentInvocation) summary \(shellQuoted(shownOutput)) --format json\n"
         return CommandResult(stdout: text)
     }
 
@@ -105,8 +105,11 @@ enum DemoCommand {
         progress("perf-report demo: parsing a huge feed on the demo.feed queue…")
         let done = DispatchSemaphore(value: 0)
         feedQueue.async {
-            // Measured as a span too, so the timeline shows the work under the hang it causes.
-            Perf.measure("demo.parseFeed", slowMs: 250) { DemoWorkload.parseHugeFeed() }
+            // Measured as a span too, so the timeline shows the work under the hang it causes; its
+            // detail is a URL, of which the privacy filter writes only the path.
+            let span = Perf.begin("demo.parseFeed", slowMs: 250)
+            DemoWorkload.parseHugeFeed()
+            span.end(detail: DemoWorkload.feedURL)
             done.signal()
         }
         done.wait()

@@ -22,6 +22,9 @@ enum DemoWorkload {
         }
     }
 
+    /// The feed the hang parses, with the user, host and token a ledger must never hold.
+    static let feedURL = "https://reader:hunter2@feeds.example.com/v2/feeds/huge?token=secret"
+
     /// The name of the storm's notes.
     static let stormNote: StaticString = "demo.socket.reconnect"
 

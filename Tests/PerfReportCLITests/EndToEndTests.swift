@@ -22,8 +22,27 @@ import Testing
             demoOut.contains(
                 "Note floor: 500 demo.socket.reconnect notes in a burst: 1 written, 499 held back and counted, in 2 "
                     + "ledger line(s)"), "\(demoOut)")
+        // The feed parse, the longest span line, ends with a URL's detail: the slowest list shows
+        // its path, and never the user, host or query, which the privacy filter dropped before the
+        // ledger line was written.
+        let slowest = try #require(demoOut.components(separatedBy: "\nSLOWEST: ").dropFirst().first, "\(demoOut)")
+        let feed = try #require(slowest.split(separator: "\n").dropFirst(2).first, "\(slowest)")
+        #expect(feed.hasPrefix("  demo.parseFeed ") && feed.hasSuffix(" success    /v2/feeds/huge"), "\(feed)")
+        for secret in ["reader", "hunter2", "example.com", "token", "secret"] {
+            #expect(!demoOut.contains(secret), "\(secret) in \(demoOut)")
+        }
         let report = directory.appendingPathComponent("performance-report.json")
         #expect(FileManager.default.fileExists(atPath: report.path))
+        // The binary is SwiftPM's build product, run from another directory: the suggested command
+        // is `swift run` with the package's path.
+        let next = try #require(demoOut.split(separator: "\n").last.map(String.init), "\(demoOut)")
+        #expect(next.hasPrefix("Next: swift run "), "\(next)")
+        #expect(next.hasSuffix(" perf-report summary performance-report.json --format json"), "\(next)")
+        let packagePath = next.components(separatedBy: " --package-path ").dropFirst().first?
+            .components(separatedBy: " ").first
+        #expect(
+            packagePath.map { FileManager.default.fileExists(atPath: $0 + "/Package.swift") } == true,
+            "the package's root: \(next)")
 
         let (summaryOut, _, summaryStatus) = try CLIFixture.runBinary(
             ["summary", report.path, "--format", "json"], in: directory)

@@ -77,6 +77,7 @@ enum HTMLFixture {
                         "ts": ts(sessionStart + (cursors[lane] + durationNs) / 1_000_000),
                         "durationMs": Double(durationNs) / 1e6, "budgetMs": budget, "exit": exit,
                         "site": "Service/\(spanName).swift:\(10 + number % 90)",
+                        "detail": "/v1/\(spanName)/\(number)",
                     ])
                 }
                 // A nested child now and then, so lanes need a second row.

@@ -105,6 +105,21 @@ import Testing
         #expect(rows.first?.contains("<td>fatal</td>") == true)
     }
 
+    /// A slow span's `detail` (a request's path, privacy-filtered when the line was written) is
+    /// the last column: which call was slow, not only which name.
+    @Test func slowestEventsShowTheirDetail() throws {
+        let slowest = HTMLStructure.section("slowest", in: try HTMLFixture.page())
+        #expect(slowest.contains("<th>Site / culprit</th><th>Detail</th></tr>"), "\(slowest)")
+        let rows = slowest.components(separatedBy: "<tr>").dropFirst(2)
+        let spanRows = rows.filter { $0.contains("kind-span") }
+        #expect(!spanRows.isEmpty)
+        for row in spanRows {
+            let name = row.components(separatedBy: "</td>")[1].drop { $0 != ">" }.dropFirst()
+            #expect(row.contains("</td><td>/v1/\(name)/"), "\(row)")
+        }
+        #expect(rows.first?.contains("<td>–</td></tr>") == true, "a hang has no detail")
+    }
+
     @Test func hangCulpritsAreTabulated() throws {
         let hangs = HTMLStructure.section("hangs", in: try HTMLFixture.page())
         #expect(

@@ -210,3 +210,91 @@ import Testing
         #expect(text.contains("OVER counts every end over budget; the ledger still holds 133 of their 2000 lines"))
     }
 }
+
+/// The slowest span lines with their `detail`, which only the ledger held before.
+@Suite struct ReportSummarySlowestTests {
+    @Test func theGoldenSummaryListsItsSpanLinesLongestFirstWithTheirDetail() throws {
+        let summary = try ReportSummary(contentsOf: ReportFixture.golden)
+        #expect(summary.slowest.map(\.durationMs) == [45000, 2100.25, 1500, 1234.5, 75.125])
+        #expect(summary.spanLines == 5, "the orphan without a duration is not among them")
+        let text = summary.text
+        let expected = [
+            "SLOWEST: 5 span lines, longest first",
+            "  NAME                                         MS  BUDGET ms  EXIT       DETAIL",
+            "  db.migrate                             ≥45000.0    10000.0  orphaned   -",
+            "  api.get                                  2100.2     1000.0  success    -",
+            "  api.get                                  1500.0     1000.0  failure    -",
+            "  api.get                                  1234.5     1000.0  success    /v1/threads",
+            "  db.query                                   75.1       50.0  success    -",
+        ].joined(separator: "\n")
+        #expect(text.contains("\n\n" + expected + "\n\nHANGS: "), "\(text)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(summary.json.utf8)) as? [String: Any])
+        let rows = try #require(object["slowest"] as? [[String: Any]])
+        #expect(rows.count == 5 && object["spanLines"] as? Int == 5)
+        #expect(
+            rows[3]["detail"] as? String == "/v1/threads" && rows[3]["endedAt"] as? String == "2026-12-02T12:00:05.000Z"
+        )
+        #expect(rows[0]["detail"] is NSNull && rows[0]["exit"] as? String == "orphaned")
+    }
+
+    @Test func theListIsBoundedAndSaysOfHowMany() throws {
+        var report = PerformanceReport()
+        for index in 0..<25 {
+            var event = PerformanceReport.Event(
+                kind: .span, name: "api.get", session: "s1",
+                timestamp: PerformanceReport.Timestamp(unixMs: 1_000 + Int64(index)))
+            event.durationMs = Double(index)
+            event.detail = "/v1/items/\(index)\n\u{1B}[2J" + String(repeating: "x", count: 100)
+            report.ledger.events.append(event)
+        }
+        let summary = ReportSummary(report: report, path: "r.json")
+        #expect(summary.slowest.count == ReportSummary.slowestCount)
+        #expect(summary.slowest.first?.durationMs == 24)
+        let text = summary.text
+        #expect(text.contains("SLOWEST: the 10 longest of 25 span lines, longest first\n"), "\(text)")
+        let row = try #require(text.split(separator: "\n").first { $0.contains("/v1/items/24") })
+        #expect(!row.unicodeScalars.contains { $0.value < 0x20 || $0 == "\u{7F}" }, "no control characters: \(row)")
+        let detail = try #require(row.range(of: "/v1/items/24").map { row[$0.lowerBound...] })
+        #expect(detail.hasSuffix("…") && detail.count == 80, "\(row)")
+    }
+
+    @Test func aReportWithoutSpanLinesSaysSo() {
+        #expect(
+            ReportSummary(report: PerformanceReport(), path: "r.json").text.contains(
+                "\nSLOWEST: 0 span lines, longest first\n\nHANGS: "))
+    }
+}
+
+/// A ledger handed where a report belongs is told by its first line or its name.
+@Suite struct ReportSummaryLedgerInputTests {
+    static let ledgerLine = #"{"kind":"span","name":"api.get","session":"s1","ts":"2026-12-02T12:00:05.000Z","v":1}"#
+
+    @Test(arguments: [
+        // Several lines: not one JSON document.
+        (ledgerLine + "\n" + ledgerLine + "\n", "data/events.log", "data"),
+        // One line: an object, but no report.
+        (ledgerLine + "\n", "events.log", "."),
+        // Named like a ledger, whatever its first line.
+        (#"{"v":1,"ts":"2026-12"#, "/srv/app/perf-events.jsonl", "/srv/app"),
+        ("garbage\n", "/perf-events.jsonl.prev", "/"),
+    ])
+    func aLedgerIsToldWithTheBuildCommand(text: String, path: String, directory: String) {
+        let problem =
+            "a Perf ledger (one event per line), not a performance report; build the report from its data "
+            + "directory: perf-report build --dir \(directory)"
+        #expect(throws: Perf.ReportError(.invalidReport, path: path, problem)) {
+            try ReportSummary(bytes: Array(text.utf8), path: path)
+        }
+    }
+
+    @Test(arguments: [
+        (#"{"v":1,"ts":"2026-12"#, "not valid JSON (truncated or corrupt)"),
+        (#"{"kind":"span","v":1}"#, "not a performance report (missing \"schema\")"),
+    ])
+    func somethingElseKeepsItsProblem(text: String, problem: String) {
+        #expect(throws: Perf.ReportError(.invalidReport, path: "x.json", problem)) {
+            try ReportSummary(bytes: Array(text.utf8), path: "x.json")
+        }
+
+    }
+}

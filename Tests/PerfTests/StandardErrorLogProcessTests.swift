@@ -1,7 +1,8 @@
 // The stderr log in real processes (`perf-test-child hang-log`): a hang on a watched queue gives
 // exactly one line with its duration, queue and culprit; without the option stderr stays empty;
 // a queue label with a URL is filtered; a child SIGKILLed mid-hang is told by the next start; a
-// hang in a function an optimised build merged with its twin names it, marked merged.
+// hang in a function an optimised build merged with its twin names it, marked merged; one in a
+// function inlined into a thunk blames the thunk, marked.
 import Foundation
 import Glibc
 import Perf
@@ -76,6 +77,31 @@ extension PerfGlobalStateTests {
             try #require(hangs.count == 1, "\(hangs)")
             #expect(hangs[0].culprit?.hasPrefix("merged ") == true, "\(hangs[0])")
             #expect(hangs[0].culprit?.contains("Merged(milliseconds:") == true, "\(hangs[0])")
+        }
+
+        /// An optimised build inlines `sleepInlined`, where the child blocks, into the block's
+        /// closure and the closure into its `partial apply` forwarder: no frame of the program but
+        /// that glue is on the stack. The culprit is the glue, marked `(thunk)` and naming the
+        /// child's function the closure is in, never unknown. A debug build inlines nothing, so
+        /// there the test is skipped.
+        @Test(.enabled(if: optimisedBuild, "only an optimised build inlines the blocking function"))
+        func aHangInAFunctionInlinedIntoAThunkIsBlamedOnTheThunk() throws {
+            let directory = try TemporaryDirectory("stderr-log-inlined-thunk")
+            defer { directory.remove() }
+            let (stdout, stderr) = try run(directory, ["inlined-thunk", "log"])
+            #expect(stdout == ["done"])
+            try #require(stderr.count == 1, "\(stderr)")
+            // perf: hang 625 ms on child.db.writer in closure () -> () in static perf_test_child.HangLogChild.run(Swift.Array<Swift.String>) -> Swift.Int32 (thunk) (clock_nanosleep(600 ms))
+            let line = stderr[0]
+            #expect(line.contains(" on child.db.writer in closure "), "\(line)")
+            #expect(line.contains(".HangLogChild.run(") && line.contains(" (thunk)"), "the glue, marked: \(line)")
+            let hangs = try LedgerReader(directory: directory.url.appendingPathComponent("data")).readAll().events
+                .filter { $0.kind == .hang }
+            try #require(hangs.count == 1, "\(hangs)")
+            let culprit = try #require(hangs[0].culprit, "\(hangs[0])")
+            #expect(culprit != "unknown" && culprit.contains("HangLogChild.run("), "\(hangs[0])")
+            #expect(SymbolNames.mark(culprit) == .thunk, "\(culprit)")
+            #expect(!culprit.contains("sleepInlined"), "inlined, it has no frame: \(culprit)")
         }
 
         @Test func withoutTheOptionPerfWritesNothingToStandardError() throws {

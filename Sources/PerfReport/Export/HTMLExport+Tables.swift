@@ -168,10 +168,12 @@ extension HTMLExport {
                 .number(event.budgetMs.map { duration(ms: $0) } ?? "–"), .text(exit), .text(event.session),
                 .text(time(unixNanos: event.timeUnixNanos), nowrap: true),
                 .text(event.site ?? event.culprit.map(FunctionName.readable) ?? "–"),
+                // What the call was about (a request's path), privacy-filtered when it was written.
+                .text(event.detail ?? "–"),
             ]
         }
         table(
-            ["Kind", "Name", "Duration", "Budget", "Exit", "Session", "Ended at", "Site / culprit"], rows,
+            ["Kind", "Name", "Duration", "Budget", "Exit", "Session", "Ended at", "Site / culprit", "Detail"], rows,
             total: events.count, noun: "shorter event", into: &page)
         page.raw("</section>")
     }

@@ -41,6 +41,7 @@ extension ReportSummary {
                 for span in orphans { lines.append("    " + pad(span.name, 34) + Self.orphans(span)) }
             }
         }
+        lines += slowestLines
         lines.append("")
         lines.append(
             "HANGS: \(hangCount) (\(fatalHangs) fatal, \(suppressedHangs) suppressed), max \(format(hangMaxMs)) ms")
@@ -70,6 +71,38 @@ extension ReportSummary {
             }
         }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The slowest span lines with what each call was about: the spans table says how slow a
+    /// name is, these say which calls were.
+    private var slowestLines: [String] {
+        let partial =
+            input.keptEvents < input.ledgerEvents
+            ? " in the newest \(input.keptEvents) of \(input.ledgerEvents) ledger lines" : ""
+        let shown = slowest.count < spanLines ? "the \(slowest.count) longest of " : ""
+        var lines = [
+            "", "SLOWEST: \(shown)\(spanLines) span line\(spanLines == 1 ? "" : "s")\(partial), longest first",
+        ]
+        guard !slowest.isEmpty else { return lines }
+        lines.append(
+            "  " + pad("NAME", 36) + leftPad("MS", 11) + leftPad("BUDGET ms", 11) + "  " + pad("EXIT", 11) + "DETAIL")
+        for span in slowest {
+            // An orphaned span's duration is how long it was open at least.
+            let duration = (span.exit == "orphaned" ? "≥" : "") + format(span.durationMs)
+            lines.append(
+                "  " + pad(span.name, 36) + leftPad(duration, 11) + leftPad(span.budgetMs.map(format) ?? "-", 11)
+                    + "  " + pad(span.exit ?? "-", 11) + Self.detailCell(span.detail))
+        }
+        return lines
+    }
+
+    /// A detail as one table cell: control characters as spaces, at most 80 characters.
+    static func detailCell(_ detail: String?) -> String {
+        guard let detail, !detail.isEmpty else { return "-" }
+        let flat = String(
+            String.UnicodeScalarView(
+                detail.unicodeScalars.map { CharacterSet.controlCharacters.contains($0) ? " " : $0 }))
+        return flat.count > 80 ? flat.prefix(79) + "…" : flat
     }
 
     /// The hitch and note sections (each a header line, and a table when there are any).
@@ -180,6 +213,15 @@ extension ReportSummary {
                         "maxMs": .double($0.maxMs),
                     ])
                 }),
+            "slowest": .array(
+                slowest.map {
+                    .object([
+                        "name": .string($0.name), "durationMs": .double($0.durationMs),
+                        "budgetMs": $0.budgetMs.map(ReportJSON.double) ?? .null, "exit": .optional($0.exit),
+                        "detail": .optional($0.detail), "endedAt": .string($0.endedAt),
+                    ])
+                }),
+            "spanLines": .int(Int64(spanLines)),
             "notes": .array(
                 notes.map {
                     .object(["name": .string($0.name), "count": .int($0.count), "suppressed": .int($0.suppressed)])

@@ -40,6 +40,24 @@ public struct ReportSummary: Sendable, Equatable {
     /// One culprit row.
     public typealias Culprit = PerformanceReport.Culprit
 
+    /// One span line of the ledger, among the slowest: the ledger writes a span's line when the
+    /// call ran over its budget or did not succeed, with the call's `detail`.
+    public struct SlowSpan: Sendable, Equatable {
+        /// The span name.
+        public var name: String
+        /// How long the call took, in milliseconds; for an orphaned span, how long it was open at
+        /// least.
+        public var durationMs: Double
+        /// The call site's budget.
+        public var budgetMs: Double?
+        /// How the call ended (`success`, `failure`, `expired`, `orphaned`, …).
+        public var exit: String?
+        /// What the call was about (a request's path), privacy-filtered when it was written.
+        public var detail: String?
+        /// The line's `ts`.
+        public var endedAt: String
+    }
+
     /// One session row.
     public struct Session: Sendable, Equatable {
         /// The session id.
@@ -109,6 +127,12 @@ public struct ReportSummary: Sendable, Equatable {
     public var hitches: [Hitch]
     /// Notes per name, most first, from the ledger lines the report keeps.
     public var notes: [Note]
+    /// The longest span lines the report keeps, longest first, at most ``slowestCount``.
+    public var slowest: [SlowSpan]
+    /// Span lines the report keeps that have a duration: how many ``slowest`` was chosen from.
+    public var spanLines: Int
+    /// The most rows of ``slowest``.
+    public static let slowestCount = 10
     /// What was read and what could not be.
     public var input: Input
     /// Whether the cap left something out of the report.
@@ -164,6 +188,7 @@ public struct ReportSummary: Sendable, Equatable {
         truncated = report.truncated != nil
         hitches = Self.hitchRows(report.ledger.events)
         notes = Self.noteRows(report.ledger.events)
+        (slowest, spanLines) = Self.slowestSpans(report.ledger.events)
         let ledger = report.ledger
         let kept = Int64(ledger.events.count)
         input = Input(
@@ -192,6 +217,24 @@ public struct ReportSummary: Sendable, Equatable {
         return byTarget.values.sorted {
             ($0.count + $0.suppressed, $1.target) > ($1.count + $1.suppressed, $0.target)
         }
+    }
+
+    /// The longest span lines (ties: the newest, then by name), at most ``slowestCount``, and
+    /// how many span lines had a duration.
+    static func slowestSpans(_ events: [PerformanceReport.Event]) -> (rows: [SlowSpan], of: Int) {
+        let timed = events.filter { $0.kind == .span && ($0.durationMs?.isFinite ?? false) }
+        let rows = timed.sorted {
+            let left = ($0.durationMs ?? 0, $0.timestamp.unixMs)
+            let right = ($1.durationMs ?? 0, $1.timestamp.unixMs)
+            return left != right ? left > right : $0.name < $1.name
+        }
+        .prefix(slowestCount)
+        .map {
+            SlowSpan(
+                name: $0.name, durationMs: $0.durationMs ?? 0, budgetMs: $0.budgetMs, exit: $0.exit?.rawValue,
+                detail: $0.detail, endedAt: $0.timestamp.description)
+        }
+        return (Array(rows), timed.count)
     }
 
     /// Notes per name, most first (ties by name), with what the floor held back.

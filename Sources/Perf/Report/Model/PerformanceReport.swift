@@ -97,10 +97,12 @@ public struct PerformanceReport: Codable, Sendable, Equatable {
     /// Reads report bytes; `path` is used in messages.
     ///
     /// - Throws: ``Perf/ReportError`` with code `invalidReport` and the problem (`the file is
-    ///   empty`, `not valid JSON (truncated or corrupt)`, `not a performance report (…)`,
-    ///   `missing or invalid "schemaVersion"`, `"spans" is missing or has the wrong type`, and,
-    ///   reading strictly, a value of the wrong type: `"spans.db.get.count": expected a number`),
-    ///   or code `newerSchema` for a newer major version.
+    ///   empty`, `not valid JSON (truncated or corrupt)`, `a Perf ledger (…), not a performance
+    ///   report; build the report from its data directory: perf-report build --dir <dir>` for a
+    ///   ledger, `not a performance report (…)`, `missing or invalid "schemaVersion"`, `"spans"
+    ///   is missing or has the wrong type`, and, reading strictly, a value of the wrong type:
+    ///   `"spans.db.get.count": expected a number`), or code `newerSchema` for a newer major
+    ///   version.
     public init(bytes: [UInt8], path: String, reading: Reading = .strict) throws(Perf.ReportError) {
         guard !bytes.isEmpty else { throw Perf.ReportError(.invalidReport, path: path, "the file is empty") }
         // JSON is UTF-8 (RFC 8259). JSONDecoder checks the strings it decodes, not those of members
@@ -113,13 +115,18 @@ public struct PerformanceReport: Codable, Sendable, Equatable {
         do {
             self = try context.decoder().decode(PerformanceReport.self, from: Data(bytes))
         } catch let error as ReportDocumentError {
+            // One ledger line is a JSON object: "missing schema" would not say what the file is.
+            if error.code == .invalidReport, let ledger = LedgerLookalike.problem(bytes, path: path) {
+                throw Perf.ReportError(.invalidReport, path: path, ledger)
+            }
             throw Perf.ReportError(error.code, path: path, error.message)
         } catch let error as ReportDecodingError {
             throw Perf.ReportError(.invalidReport, path: path, error.problem.description)
         } catch {
             // The decoder scans the whole input before the first init(from:) runs.
             guard context.started else {
-                throw Perf.ReportError(.invalidReport, path: path, "not valid JSON (truncated or corrupt)")
+                let problem = LedgerLookalike.problem(bytes, path: path) ?? "not valid JSON (truncated or corrupt)"
+                throw Perf.ReportError(.invalidReport, path: path, problem)
             }
             let problem = ReportDecodingError(error, at: [], expecting: PerformanceReport.self).problem
             throw Perf.ReportError(.invalidReport, path: path, problem.description)
