@@ -270,3 +270,16 @@ import Testing
         return String(markup[start.upperBound...].prefix { $0 != "\"" })
     }
 }
+
+/// The spans table shows failed ends beside the over-budget ones, whatever their duration.
+@Suite struct ExportHTMLFailedTests {
+    @Test func theSpansTableShowsFailuresAndTheirShare() throws {
+        var span = PerformanceReport.Span(count: 900, maxMs: 2, p50Ms: 1, p95Ms: 1, p99Ms: 2, budgetMs: 60_000)
+        span.exits = ["failure": 450]
+        let page = String(
+            decoding: HTMLExport.render(ExportInput(report: PerformanceReport(spans: ["db.fails": span]), path: "f.json")),
+            as: UTF8.self)
+        #expect(page.contains(">Failed</th>"))
+        #expect(page.contains("450 · 50.0 %"), "the failures and their share of the 900 calls")
+    }
+}

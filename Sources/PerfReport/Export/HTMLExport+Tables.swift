@@ -112,12 +112,23 @@ extension HTMLExport {
                 .text(span.name), .number(count(span.count)), .number(figure(span.p50Ms)),
                 .number(figure(span.p95Ms)), .number(figure(span.p99Ms)), .number(figure(span.maxMs)),
                 .number(span.budgetMs.map { duration(ms: $0) } ?? "–"),
-                .number(count(span.overBudget), alarm: span.overBudget > 0), .text(measuredText),
+                .number(count(span.overBudget), alarm: span.overBudget > 0), .number(failed(span), alarm: failures(span) > 0),
+                .text(measuredText),
             ]
         }
         table(
-            ["Span", "Calls", "p50", "p95", "p99", "Max", "Budget", "Over budget", "Measured"], rows,
+            ["Span", "Calls", "p50", "p95", "p99", "Max", "Budget", "Over budget", "Failed", "Measured"], rows,
             total: spans.count, noun: "more span", into: &page)
+    }
+
+    /// Ends of the span that failed (threw, or ended `.failure`), whatever their duration.
+    static func failures(_ span: ExportInput.SpanStatistics) -> Int64 { span.exits["failure"] ?? 0 }
+
+    /// The Failed cell: the count, with its share of the calls when there are any.
+    static func failed(_ span: ExportInput.SpanStatistics) -> String {
+        let failed = failures(span)
+        guard failed > 0, span.count > 0 else { return count(failed) }
+        return count(failed) + String(format: " · %.1f %%", Double(failed) / Double(span.count) * 100)
     }
 
     /// `2 orphaned, open ≥ 45s` (or `open for an unknown time`): spans of this name a crashed
