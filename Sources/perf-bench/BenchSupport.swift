@@ -3,6 +3,7 @@
 import CPerfAllocCounter
 import CPerfShims
 import Foundation
+import Glibc
 
 /// A distribution of per-operation costs in nanoseconds.
 struct Distribution: Codable {
@@ -75,6 +76,27 @@ final class BenchContext {
                 String(format: "  %@/%@: median %.1f %@", row.group, row.name, row.median, row.unit).utf8
                     + Data("\(ratio)\(target)\(mark)\n".utf8)))
     }
+}
+
+/// The physical baseline of the over-budget rows: an `O_APPEND` descriptor beside the ledger and
+/// a span line of the same size as the ledger's, written with raw `write(2)`s.
+struct RawLedgerLines {
+    let fd: Int32
+    let line: [UInt8]
+
+    init(directory: URL, name: String) throws {
+        fd = open(directory.appendingPathComponent("raw.jsonl").path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw CocoaError(.fileWriteUnknown) }
+        line = Array(
+            (#"{"budgetMs":0,"detail":"/v1/threads","durationMs":0.001,"exit":"success","kind":"span","#
+                + #""name":"\#(name)","session":"0123456789abcdef","site":"perf_bench/FacadeBenchmarks.swift:99","#
+                + #""ts":"2026-12-02T13:00:00.123Z","v":1}"# + "\n").utf8)
+    }
+
+    /// One line, as one `write(2)`.
+    func write() -> Int { line.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) } }
+
+    func close() { _ = Glibc.close(fd) }
 }
 
 /// A named set of benchmarks.

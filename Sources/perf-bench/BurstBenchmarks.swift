@@ -90,21 +90,14 @@ enum BurstBenchmarks {
         Perf.shutdown()  // waits for the backlog: every line is written or counted
         let (lines, dropped) = ledgerCounts(directory, name: "bench.burst")
 
-        let rawPath = directory.appendingPathComponent("raw.jsonl").path
-        let fd = open(rawPath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw CocoaError(.fileWriteUnknown) }
-        defer { close(fd) }
-        let sample = Array(
-            (#"{"budgetMs":0,"detail":"/v1/threads","durationMs":0.001,"exit":"success","kind":"span","#
-                + #""name":"bench.burst","session":"0123456789abcdef","site":"perf_bench/BurstBenchmarks.swift:80","#
-                + #""ts":"2026-12-02T13:00:00.123Z","v":1}"# + "\n").utf8)
+        let raw = try RawLedgerLines(directory: directory, name: "bench.burst")
+        defer { raw.close() }
         let (rawElapsed, rawLatencies) = onThreads(threads) { _ -> [Double] in
             var samples: [Double] = []
             samples.reserveCapacity(perThread)
             for _ in 0..<perThread {
                 let start = Bench.now()
-                let written = sample.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-                Bench.blackHole(written)
+                Bench.blackHole(raw.write())
                 samples.append(Double(Bench.now() - start))
             }
             return samples

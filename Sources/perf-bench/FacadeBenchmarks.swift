@@ -190,21 +190,15 @@ enum FacadeBenchmarks {
     /// Each over-budget end writes one ledger line; the baseline writes the same bytes with one
     /// raw `write(2)` on an O_APPEND descriptor in the same directory, alternating.
     private static func overBudget(_ context: BenchContext, directory: URL, count: Int) throws {
-        let rawPath = directory.appendingPathComponent("raw.jsonl").path
-        let fd = open(rawPath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw CocoaError(.fileWriteUnknown) }
-        defer { close(fd) }
-        let sample = Array(
-            (#"{"budgetMs":0,"detail":"/v1/threads","durationMs":0.001,"exit":"success","kind":"span","#
-                + #""name":"bench.slow","session":"0123456789abcdef","site":"perf_bench/FacadeBenchmarks.swift:99","#
-                + #""ts":"2026-12-02T13:00:00.123Z","v":1}"# + "\n").utf8)
+        let raw = try RawLedgerLines(directory: directory, name: "bench.slow")
+        defer { raw.close() }
         var spanSamples: [Double] = []
         var rawSamples: [Double] = []
         spanSamples.reserveCapacity(count)
         rawSamples.reserveCapacity(count)
         for index in -100..<count {
             var start = Bench.now()
-            let written = sample.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            let written = raw.write()
             let raw = Double(Bench.now() - start)
             Bench.blackHole(written)
             start = Bench.now()
