@@ -23,7 +23,7 @@ if [ "${1:-}" = "--repeat" ]; then
     shift 2
 fi
 
-. scripts/build-flags.sh
+. scripts/lib.sh
 swift build --build-tests "${debug_flags[@]}"
 if [ $# -gt 0 ]; then
     exec swift test --skip-build "$@"

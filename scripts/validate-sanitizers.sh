@@ -18,6 +18,8 @@
 # Usage: scripts/validate-sanitizers.sh [address|thread]...   (default: both)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/lib.sh
+. scripts/lib.sh
 root=$PWD
 sanitizers=("$@")
 [ ${#sanitizers[@]} -eq 0 ] && sanitizers=(address thread)
@@ -31,11 +33,8 @@ export TSAN_OPTIONS="suppressions=$supp/tsan.supp:halt_on_error=0"
 # suites (single-threaded analysis, no C), and the watchdog's timing matrix (its accuracy bounds
 # assume an uninstrumented build; the host check above covers its sampling path).
 suites=${PERF_SANITIZER_SUITES:-"JournalKitTests|PerfCoreTests|LedgerWriter|LedgerSharedState|WatchdogDetectorTests|WatchdogStackQualityTests|SignalFrameTrimTests"}
-failures=0
 work=$(mktemp -d /tmp/perf-sanitizers.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-
-fail() { echo "FAIL $1"; failures=$((failures + 1)); }
 
 # A sanitizer's reports in a log, or nothing.
 reports() { grep -E "ERROR: (Address|Leak)Sanitizer|WARNING: ThreadSanitizer|runtime error:" "$1" || true; }
@@ -49,7 +48,7 @@ for sanitizer in "${sanitizers[@]}"; do
     [ "$sanitizer" = thread ] && flags=(-Xswiftc -DPERF_SANITIZER_LOCKS)
     if ! swift build --build-tests --sanitize="$sanitizer" --scratch-path "$scratch" "${flags[@]}" >"$work/build-$sanitizer.log" 2>&1; then
         tail -30 "$work/build-$sanitizer.log"
-        fail "$sanitizer: build"
+        fail "build $sanitizer" "swift build --sanitize=$sanitizer failed (its last lines above)"
         continue
     fi
     echo "   built in $(( $(date +%s) - started )) s"
@@ -61,10 +60,10 @@ for sanitizer in "${sanitizers[@]}"; do
         hangs=$(grep -c '"kind":"hang".*blockTheWatchedQueue' "$data/perf-events.jsonl" 2>/dev/null || true)
         found=$(reports "$log")
         if [ "$status" -ne 0 ] || [ -n "$found" ] || [ "${spans:-0}" -lt 20 ] || [ "${hangs:-0}" -lt 1 ]; then
-            fail "host $sanitizer $ending: exit $status, ${spans:-0} of 20 over-budget span lines, ${hangs:-0} hang lines naming blockTheWatchedQueue"
+            fail "host $sanitizer $ending" "exit $status, ${spans:-0} of 20 over-budget span lines, ${hangs:-0} hang lines naming blockTheWatchedQueue"
             tail -60 "$log"
         else
-            echo "PASS host $sanitizer $ending: exit 0, $spans over-budget span lines, $hangs hang line(s) naming blockTheWatchedQueue, no sanitizer report"
+            pass "host $sanitizer $ending" "exit 0, $spans over-budget span lines, $hangs hang line(s) naming blockTheWatchedQueue, no sanitizer report"
         fi
     done
     if [ "$sanitizer" = thread ]; then
@@ -89,15 +88,11 @@ for sanitizer in "${sanitizers[@]}"; do
     summary=$(grep -E "Test run with" "$log" | tail -1 || true)
     skipped=$(grep -c "skipped" "$log" || true)
     if [ "$status" -ne 0 ] || [ -n "$found" ]; then
-        fail "suites $sanitizer: exit $status; ${summary:-no summary}"
+        fail "suites $sanitizer" "exit $status; ${summary:-no summary}"
         grep -E "✘" "$log" | head -20 || true
         grep -A40 -E "ERROR: (Address|Leak)Sanitizer|WARNING: ThreadSanitizer" "$log" | head -120 || true
     else
-        echo "PASS suites $sanitizer ($(( $(date +%s) - started )) s, $suites): ${summary#* }; $skipped skipped; no sanitizer report"
+        pass "suites $sanitizer" "$(( $(date +%s) - started )) s, $suites: ${summary#* }; $skipped skipped; no sanitizer report"
     fi
 done
-if [ "$failures" -gt 0 ]; then
-    echo "== sanitizers: $failures FAILED"
-    exit 1
-fi
-echo "== sanitizers: every check passed"
+checks_exit "== sanitizers"
