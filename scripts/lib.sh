@@ -25,6 +25,10 @@
 #   require_binaries DIR NAME...
 #                            exits 1 naming the first of DIR/NAME... that is missing
 #   is_no_build ARGUMENT     true for --no-build and its older spelling --skip-build
+#
+# Time: cpu_seconds prints the CPU time (user + system, whole seconds) that this shell's finished
+# children have used so far; beside a wall time it tells a step that computes from one that waits,
+# and it holds on a machine shared with other work, where wall times do not.
 # shellcheck shell=bash disable=SC2034  # the arrays are read by the scripts that source this file
 
 debug_flags=(-Xswiftc -warnings-as-errors -Xcc -Werror)
@@ -104,4 +108,12 @@ require_binaries() {
 
 is_no_build() {
     [ "$1" = --no-build ] || [ "$1" = --skip-build ]
+}
+
+cpu_seconds() {
+    local stat fields
+    stat=$(</proc/$$/stat)
+    # After "pid (comm) " the fields start at state; cutime and cstime (clock ticks) are 13 and 14.
+    read -r -a fields <<<"${stat##*) }"
+    echo $(((fields[13] + fields[14]) / $(getconf CLK_TCK)))
 }
