@@ -91,3 +91,16 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// scripts/validate-sanitizers.sh sets PERF_SANITIZER_BUILD for its two sanitizer builds, which run
+// the host check (perf-test-child) and the runtime's suites only: the report and CLI side is left
+// out of them. On Linux every test target is linked into one bundle, so without this each
+// sanitizer build would compile every module and every test target.
+if Context.environment["PERF_SANITIZER_BUILD"] != nil {
+    let reportSide: Set = [
+        "PerfReport", "PerfReportCLI", "perf-report", "perf-bench", "perf-reliability",
+        "PerfReportTests", "PerfReportCLITests", "PerfReliabilityTests",
+    ]
+    package.targets.removeAll { reportSide.contains($0.name) }
+    package.products.removeAll { reportSide.contains($0.name) }
+}

@@ -8,6 +8,9 @@
 #                   scripts/reliability.sh and scripts/validate-probes.sh run; -enable-testing so
 #                   the release tests can reach internal declarations
 #   bench_flags     scripts/bench.sh's own release build, without -enable-testing, as users' are
+#   sanitizer_flags scripts/validate-sanitizers.sh's builds: line tables only for debug info, all
+#                   a sanitizer's report needs (function, file and line), and less to compile
+#                   and link than full debug info
 #
 # Checks. Each prints one line and is counted:
 #   pass CHECK MESSAGE       "PASS CHECK: MESSAGE"
@@ -34,6 +37,7 @@
 debug_flags=(-Xswiftc -warnings-as-errors -Xcc -Werror)
 release_flags=(-c release -Xswiftc -enable-testing -Xswiftc -warnings-as-errors)
 bench_flags=(-c release -Xswiftc -warnings-as-errors)
+sanitizer_flags=(-Xswiftc -gline-tables-only -Xcc -gline-tables-only)
 
 checks_passed=0
 checks_failed=()

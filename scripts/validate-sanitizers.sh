@@ -27,11 +27,15 @@ supp=$root/scripts/sanitizers
 export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0"
 export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1"
 export TSAN_OPTIONS="suppressions=$supp/tsan.supp:halt_on_error=0"
+# Package.swift then leaves the report and CLI side out of the build: nothing here runs it.
+export PERF_SANITIZER_BUILD=1
 # JournalKit (the journal's append, rotation and reaping threads), PerfCore (striped histograms,
 # the flight recorder, span memory, the record pipeline, sessions) and the runtime's suites for the
 # watchdog's C sampler and unwinder and the shared ledger. Left out: the report, export and CLI
 # suites (single-threaded analysis, no C), and the watchdog's timing matrix (its accuracy bounds
 # assume an uninstrumented build; the host check above covers its sampling path).
+# PERF_SANITIZER_SUITES can name suites of JournalKitTests, PerfCoreTests and PerfTests: the
+# sanitizer builds hold only those test targets (PERF_SANITIZER_BUILD below).
 suites=${PERF_SANITIZER_SUITES:-"JournalKitTests|PerfCoreTests|LedgerWriter|LedgerSharedState|WatchdogDetectorTests|WatchdogStackQualityTests|SignalFrameTrimTests"}
 work=$(mktemp -d /tmp/perf-sanitizers.XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -43,15 +47,16 @@ for sanitizer in "${sanitizers[@]}"; do
     case "$sanitizer" in address | thread) ;; *) echo "usage: scripts/validate-sanitizers.sh [address|thread]..." >&2; exit 2 ;; esac
     scratch=$root/.build/sanitize-$sanitizer
     started=$(date +%s)
-    echo "== --sanitize=$sanitizer: build (package and tests)"
-    flags=()
-    [ "$sanitizer" = thread ] && flags=(-Xswiftc -DPERF_SANITIZER_LOCKS)
+    cpu=$(cpu_seconds)
+    echo "== --sanitize=$sanitizer: build (the runtime's targets and tests)"
+    flags=("${sanitizer_flags[@]}")
+    [ "$sanitizer" = thread ] && flags+=(-Xswiftc -DPERF_SANITIZER_LOCKS)
     if ! swift build --build-tests --sanitize="$sanitizer" --scratch-path "$scratch" "${flags[@]}" >"$work/build-$sanitizer.log" 2>&1; then
         tail -30 "$work/build-$sanitizer.log"
         fail "build $sanitizer" "swift build --sanitize=$sanitizer failed (its last lines above)"
         continue
     fi
-    echo "   built in $(( $(date +%s) - started )) s"
+    echo "   built in $(( $(date +%s) - started )) s ($(( $(cpu_seconds) - cpu )) s CPU)"
     child=$scratch/debug/perf-test-child
     for ending in shutdown exit; do
         data=$work/data-$sanitizer-$ending log=$work/host-$sanitizer-$ending.log status=0
