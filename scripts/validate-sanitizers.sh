@@ -15,12 +15,21 @@
 # (JournalKit's SanitizerMutex.swift), because Synchronization.Mutex's kernel hand-over is invisible
 # to it (scripts/sanitizers/mutex-race-repro.swift).
 #
-# Usage: scripts/validate-sanitizers.sh [address|thread]...   (default: both)
+# Usage: scripts/validate-sanitizers.sh [--build-only | --no-build] [address|thread]...   (default: both)
+#   --build-only   only the builds (CI makes them while it runs other checks, then the checks)
+#   --no-build     only the checks, on the builds already in .build/sanitize-*
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/lib.sh
 . scripts/lib.sh
 root=$PWD
+build=1
+check=1
+usage="usage: scripts/validate-sanitizers.sh [--build-only | --no-build] [address|thread]..."
+case "${1:-}" in
+    --build-only) check=0; shift ;;
+    --no-build | --skip-build) build=0; shift ;;
+esac
 sanitizers=("$@")
 [ ${#sanitizers[@]} -eq 0 ] && sanitizers=(address thread)
 supp=$root/scripts/sanitizers
@@ -44,20 +53,25 @@ trap 'rm -rf "$work"' EXIT
 reports() { grep -E "ERROR: (Address|Leak)Sanitizer|WARNING: ThreadSanitizer|runtime error:" "$1" || true; }
 
 for sanitizer in "${sanitizers[@]}"; do
-    case "$sanitizer" in address | thread) ;; *) echo "usage: scripts/validate-sanitizers.sh [address|thread]..." >&2; exit 2 ;; esac
+    case "$sanitizer" in address | thread) ;; *) echo "$usage" >&2; exit 2 ;; esac
     scratch=$root/.build/sanitize-$sanitizer
-    started=$(date +%s)
-    cpu=$(cpu_seconds)
-    echo "== --sanitize=$sanitizer: build (the runtime's targets and tests)"
     flags=("${sanitizer_flags[@]}")
     [ "$sanitizer" = thread ] && flags+=(-Xswiftc -DPERF_SANITIZER_LOCKS)
-    if ! swift build --build-tests --sanitize="$sanitizer" --scratch-path "$scratch" "${flags[@]}" >"$work/build-$sanitizer.log" 2>&1; then
-        tail -30 "$work/build-$sanitizer.log"
-        fail "build $sanitizer" "swift build --sanitize=$sanitizer failed (its last lines above)"
-        continue
+    if [ "$build" -eq 1 ]; then
+        started=$(date +%s)
+        cpu=$(cpu_seconds)
+        echo "== --sanitize=$sanitizer: build (the runtime's targets and tests)"
+        if ! swift build --build-tests --sanitize="$sanitizer" --scratch-path "$scratch" "${flags[@]}" >"$work/build-$sanitizer.log" 2>&1; then
+            tail -30 "$work/build-$sanitizer.log"
+            fail "build $sanitizer" "swift build --sanitize=$sanitizer failed (its last lines above)"
+            continue
+        fi
+        echo "   built in $(( $(date +%s) - started )) s ($(( $(cpu_seconds) - cpu )) s CPU)"
     fi
-    echo "   built in $(( $(date +%s) - started )) s ($(( $(cpu_seconds) - cpu )) s CPU)"
+    [ "$check" -eq 1 ] || continue
+    echo "== --sanitize=$sanitizer: checks"
     child=$scratch/debug/perf-test-child
+    require_binaries "$scratch/debug" perf-test-child
     for ending in shutdown exit; do
         data=$work/data-$sanitizer-$ending log=$work/host-$sanitizer-$ending.log status=0
         "$child" sanitizer-host "$data" "$ending" >"$log" 2>&1 || status=$?
