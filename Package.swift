@@ -104,3 +104,11 @@ if Context.environment["PERF_SANITIZER_BUILD"] != nil {
     package.targets.removeAll { reportSide.contains($0.name) }
     package.products.removeAll { reportSide.contains($0.name) }
 }
+
+// CI's release step runs suites of PerfCoreTests and PerfTests only, and names them in
+// PERF_TEST_TARGETS (comma-separated): the other test targets are left out of that build, which
+// compiles every declared test target with optimisation. Every product is still built.
+if let kept = Context.environment["PERF_TEST_TARGETS"] {
+    let names = Set(kept.split(separator: ",").map(String.init))
+    package.targets.removeAll { $0.type == .test && !names.contains($0.name) }
+}
