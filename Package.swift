@@ -91,3 +91,24 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// scripts/validate-sanitizers.sh sets PERF_SANITIZER_BUILD for its two sanitizer builds, which run
+// the host check (perf-test-child) and the runtime's suites only: the report and CLI side is left
+// out of them. On Linux every test target is linked into one bundle, so without this each
+// sanitizer build would compile every module and every test target.
+if Context.environment["PERF_SANITIZER_BUILD"] != nil {
+    let reportSide: Set = [
+        "PerfReport", "PerfReportCLI", "perf-report", "perf-bench", "perf-reliability",
+        "PerfReportTests", "PerfReportCLITests", "PerfReliabilityTests",
+    ]
+    package.targets.removeAll { reportSide.contains($0.name) }
+    package.products.removeAll { reportSide.contains($0.name) }
+}
+
+// CI's release step runs suites of PerfCoreTests and PerfTests only, and names them in
+// PERF_TEST_TARGETS (comma-separated): the other test targets are left out of that build, which
+// compiles every declared test target with optimisation. Every product is still built.
+if let kept = Context.environment["PERF_TEST_TARGETS"] {
+    let names = Set(kept.split(separator: ",").map(String.init))
+    package.targets.removeAll { $0.type == .test && !names.contains($0.name) }
+}

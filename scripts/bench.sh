@@ -7,13 +7,17 @@
 #                                    and .gbench.json
 #   scripts/bench.sh --quick         quick run (under a minute) into a temporary directory (kept
 #                                    with --out DIR), then the budget gate; exits non-zero if it fails
-#   --skip-build                     use the binaries already in .build/release (CI builds them first)
+#   --no-build                       use the binaries already in .build/release (CI builds them
+#                                    first, with the flags of scripts/lib.sh's release_flags);
+#                                    --skip-build is the same
 #
 # The gate is perf-report check of the Google Benchmark JSON against scripts/perf-bench-budgets.json:
 # every expected figure present, allocation counts at zero, and time limits so loose (about 10× the
 # targets) that only a gross regression breaks them on a noisy shared machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/lib.sh
+. scripts/lib.sh
 
 quick=0
 build=1
@@ -21,22 +25,20 @@ out=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) quick=1 ;;
-        --skip-build) build=0 ;;
+        --no-build | --skip-build) build=0 ;;
         --out) out="${2:?--out needs a directory}"; shift ;;
-        -h | --help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-        *) echo "error: unexpected argument '$1' (usage: scripts/bench.sh [--quick] [--skip-build] [--out DIR])" >&2; exit 2 ;;
+        -h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) echo "error: unexpected argument '$1' (usage: scripts/bench.sh [--quick] [--no-build] [--out DIR])" >&2; exit 2 ;;
     esac
     shift
 done
 
 if [ "$build" -eq 1 ]; then
-    swift build -c release --product perf-bench -Xswiftc -warnings-as-errors
-    swift build -c release --product perf-report -Xswiftc -warnings-as-errors
+    swift build "${bench_flags[@]}" --product perf-bench
+    swift build "${bench_flags[@]}" --product perf-report
 fi
 bin=.build/release
-for tool in perf-bench perf-report; do
-    [ -x "$bin/$tool" ] || { echo "error: $bin/$tool is missing; run without --skip-build" >&2; exit 1; }
-done
+require_binaries "$bin" perf-bench perf-report
 
 # Structure of Google Benchmark's --benchmark_format=json, as compare.py reads it; and every row
 # of the JSON report present as a run.

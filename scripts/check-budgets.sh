@@ -9,7 +9,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 # The flags of scripts/test.sh, so running both does not rebuild everything twice.
-. scripts/build-flags.sh
+. scripts/lib.sh
 swift build --product perf-report "${debug_flags[@]}"
 bin=$(swift build --show-bin-path "${debug_flags[@]}")/perf-report
 

@@ -5,6 +5,8 @@
 # Usage: scripts/journal-kill.sh [kills=1000] [directory]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/lib.sh
+. scripts/lib.sh
 kills="${1:-1000}"
-swift build -c release --product perf-test-child >&2
+release_build perf-test-child
 exec .build/release/perf-test-child journal-append soak "$kills" ${2:+"$2"}

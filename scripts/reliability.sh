@@ -10,10 +10,13 @@
 # Usage: scripts/reliability.sh [--quick] [--out FILE] [--no-build] [--only SCENARIO]...
 #   --quick      CI's counts (a few minutes); writes /tmp/RELIABILITY-quick.md unless --out says
 #   --out FILE   where the Markdown goes (default Reports/RELIABILITY.md, quick: /tmp/RELIABILITY-quick.md)
-#   --no-build   use .build/release as it is (by default it is rebuilt unless newer than Sources/)
+#   --no-build   use .build/release as it is (by default it is built first with scripts/lib.sh's
+#                release_flags, CI's release build; a no-op when up to date); --skip-build is the same
 #   --only NAME  run one scenario (repeatable); `perf-reliability --help` lists them
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/lib.sh
+. scripts/lib.sh
 
 quick=0
 build=1
@@ -23,10 +26,10 @@ command="scripts/reliability.sh${*:+ $*}"
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) quick=1 ;;
-        --no-build) build=0 ;;
+        --no-build | --skip-build) build=0 ;;
         --out) out="$2"; shift ;;
         --only) only+=("$2"); shift ;;
-        -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
         *) echo "error: unexpected argument '$1'" >&2; exit 2 ;;
     esac
     shift
@@ -36,17 +39,9 @@ if [ -z "$out" ]; then
 fi
 
 bin=.build/release
-stale() {
-    [ ! -x "$bin/$1" ] || [ -n "$(find Sources Tests/PerfTestSupport Package.swift -newer "$bin/$1" -print -quit)" ]
-}
-tools=(perf-reliability perf-test-child perf-report)
-for tool in "${tools[@]}"; do
-    if [ "$build" -eq 1 ] && stale "$tool"; then
-        echo "== swift build -c release --product $tool" >&2
-        swift build -c release --product "$tool" >&2 || exit 1
-    fi
-    [ -x "$bin/$tool" ] || { echo "error: $bin/$tool is missing; run without --no-build" >&2; exit 1; }
-done
+# perf-reliability's build builds perf-test-child and perf-report beside it (Package.swift).
+if [ "$build" -eq 1 ]; then release_build perf-reliability || exit 1; fi
+require_binaries "$bin" perf-reliability perf-test-child perf-report
 
 # name, then the timeout in seconds of a full run and of a quick run.
 scenarios=(

@@ -4,7 +4,9 @@
 # Usage: scripts/sample.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-swift build -c release --product perf-report >&2
+# shellcheck source=scripts/lib.sh
+. scripts/lib.sh
+release_build perf-report
 bin=.build/release/perf-report
 out=Reports/sample
 mkdir -p "$out"

@@ -38,30 +38,16 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
+# shellcheck source=scripts/lib.sh
+. scripts/lib.sh
 # shellcheck source=scripts/validate/venv.sh
 source scripts/validate/venv.sh
 # shellcheck source=scripts/validate/debian.sh
 source scripts/validate/debian.sh
 
-passed=()
-skipped=()
-fail() { echo "FAIL $1: $2" >&2; exit 1; }
-pass() { echo "PASS $1: $2"; passed+=("$1"); }
-skip() { echo "SKIPPED $1: $2"; skipped+=("$1: $2"); }
-
-# --- the binary: $PERF_REPORT, else the newer of the built ones, else build it.
-binary=${PERF_REPORT:-}
-if [ -z "$binary" ]; then
-    for candidate in .build/release/perf-report .build/debug/perf-report; do
-        if [ -x "$candidate" ] && { [ -z "$binary" ] || [ "$candidate" -nt "$binary" ]; }; then binary=$candidate; fi
-    done
-fi
-if [ -z "$binary" ]; then
-    echo "== building perf-report"
-    swift build --product perf-report >/dev/null
-    binary=.build/debug/perf-report
-fi
-[ -x "$binary" ] || fail setup "no perf-report binary at '$binary'"
+# --- the binary: $PERF_REPORT, else the newer of the built ones, else a debug build.
+binary=${PERF_REPORT:-$(newest_binary perf-report)} || die setup "cannot build perf-report"
+[ -x "$binary" ] || die setup "no perf-report binary at '$binary'"
 
 # --- tools, installed once; what cannot be had is remembered as the reason to skip.
 otlp_unavailable=""
@@ -100,13 +86,13 @@ junit_python=$validate_python
 # --- the demo's report, and the export tests' fixture (two sessions, a crash, overlapping spans,
 # hostile names), each exported in every format.
 "$binary" demo -o "$work/demo.json" >"$work/demo.out" 2>"$work/demo.err" \
-    || fail setup "perf-report demo failed: $(tail -3 "$work/demo.err")"
+    || die setup "perf-report demo failed: $(tail -3 "$work/demo.err")"
 cp Tests/Fixtures/export/report.json "$work/fixture.json"
 reports=(demo fixture)
 export_format() {  # report format output
     "$binary" export "$work/$1.json" --format "$2" -o "$3" >/dev/null 2>"$work/$2.err" \
-        || fail "$2" "perf-report export of the $1 report exited $?: $(cat "$work/$2.err")"
-    [ -s "$3" ] || fail "$2" "perf-report export of the $1 report wrote an empty file"
+        || die "$2" "perf-report export of the $1 report exited $?: $(cat "$work/$2.err")"
+    [ -s "$3" ] || die "$2" "perf-report export of the $1 report wrote an empty file"
 }
 
 # chrome: the validator needs nothing beyond the standard library.
@@ -116,7 +102,7 @@ for report in "${reports[@]}"; do
         skip chrome "$report report: no python3 to run scripts/validate/chrome_trace.py"
         continue
     fi
-    summary=$("$stdlib_python" scripts/validate/chrome_trace.py "$work/$report.trace.json" 2>&1) || fail chrome "$summary"
+    summary=$("$stdlib_python" scripts/validate/chrome_trace.py "$work/$report.trace.json" 2>&1) || die chrome "$summary"
     pass chrome "$report report: $summary"
 done
 
@@ -127,7 +113,7 @@ for report in "${reports[@]}"; do
         skip otlp "$report report: $otlp_unavailable"
         continue
     fi
-    summary=$("$otlp_python" scripts/validate/otlp.py "$work/$report.otlp.json" 2>&1) || fail otlp "$summary"
+    summary=$("$otlp_python" scripts/validate/otlp.py "$work/$report.otlp.json" 2>&1) || die otlp "$summary"
     pass otlp "$report report: $summary"
 done
 
@@ -138,8 +124,8 @@ for report in "${reports[@]}"; do
     export_format "$report" prometheus "$work/textfile/$report.prom"
     [ -z "$prometheus_unavailable" ] || continue
     lint=$("$promtool" check metrics <"$work/textfile/$report.prom" 2>&1) \
-        || fail prometheus "promtool check metrics ($report report): $lint"
-    [ -z "$lint" ] || fail prometheus "promtool check metrics lint ($report report): $lint"
+        || die prometheus "promtool check metrics ($report report): $lint"
+    [ -z "$lint" ] || die prometheus "promtool check metrics lint ($report report): $lint"
 done
 scrape_textfiles() {
     local port scrape series
@@ -161,13 +147,13 @@ while True:  # until the exporter listens, bounded
             sys.exit(f"no answer from {url}: {error}")
         time.sleep(0.1)
 EOF
-    ) || fail prometheus "node_exporter did not serve /metrics: $scrape $(tail -3 "$work/node-exporter.log")"
+    ) || die prometheus "node_exporter did not serve /metrics: $scrape $(tail -3 "$work/node-exporter.log")"
     grep -qx 'node_textfile_scrape_error 0' <<<"$scrape" \
-        || fail prometheus "node_exporter's textfile collector rejected a file: $(grep -E 'textfile|level=error' "$work/node-exporter.log" | tail -3)"
+        || die prometheus "node_exporter's textfile collector rejected a file: $(grep -E 'textfile|level=error' "$work/node-exporter.log" | tail -3)"
     grep -q '^perf_span_duration_seconds_bucket{app="perf-demo"' <<<"$scrape" \
-        || fail prometheus "node_exporter does not serve the demo's perf_span_duration_seconds_bucket"
+        || die prometheus "node_exporter does not serve the demo's perf_span_duration_seconds_bucket"
     grep -q '^perf_hangs_total{app="my\\"service"} 1$' <<<"$scrape" \
-        || fail prometheus "node_exporter does not serve the fixture's perf_hangs_total with its escaped app label"
+        || die prometheus "node_exporter does not serve the fixture's perf_hangs_total with its escaped app label"
     series=$(grep -c '^perf_' <<<"$scrape")
     kill "$exporter_pid"
     wait "$exporter_pid" 2>/dev/null || true
@@ -197,7 +183,7 @@ run_html --self-test || status=$?
 if [ $status -eq 77 ]; then
     skip html "$(html_skipped)"
 elif [ $status -ne 0 ]; then
-    fail html "the validator's self-test: $html_output"
+    die html "the validator's self-test: $html_output"
 else
     pass html "self-test: every check catches the page built to break it"
     for report in "${reports[@]}"; do
@@ -205,7 +191,7 @@ else
         status=0
         run_html "$work/$report.html" || status=$?
         if [ $status -eq 77 ]; then skip html "$report report: $(html_skipped)"; continue; fi
-        [ $status -eq 0 ] || fail html "$html_output"
+        [ $status -eq 0 ] || die html "$html_output"
         pass html "$report report: $(sed -n 's/^html.sh: \([0-9]*x[0-9]*, \)/\1/p' <<<"$html_output" | tail -1)"
     done
 fi
@@ -228,8 +214,8 @@ for junit_case in "${junit_cases[@]}"; do
     "$binary" check "$work/demo.json" --budgets "$budgets" --allow-debug --format junit \
         -o "$work/$name.verdict.json" >"$work/$name.junit.xml" 2>"$work/$name.junit.err" || status=$?
     [ $status -eq "$want" ] \
-        || fail junit "check against ${budgets#"$work"/} exited $status, not $want: $(tail -3 "$work/$name.junit.err")"
-    [ -s "$work/$name.junit.xml" ] || fail junit "check against ${budgets#"$work"/} printed no JUnit XML"
+        || die junit "check against ${budgets#"$work"/} exited $status, not $want: $(tail -3 "$work/$name.junit.err")"
+    [ -s "$work/$name.junit.xml" ] || die junit "check against ${budgets#"$work"/} printed no JUnit XML"
 done
 if [ -n "$junit_unavailable" ]; then
     skip junit "schema: $junit_unavailable"
@@ -241,14 +227,14 @@ else
     printf '<?xml version="1.0" encoding="UTF-8"?>\n<testsuites tests="1"%s><testsuite name="s" tests="1" skipped="0"><testcase name="c"/></testsuite></testsuites>\n' \
         '' >"$work/schema-good.xml"
     if xmllint --noout --schema scripts/validate/junit-10.xsd "$work/schema-bad.xml" >/dev/null 2>&1; then
-        fail junit "scripts/validate/junit-10.xsd accepts skipped on <testsuites>: the schema does not bite"
+        die junit "scripts/validate/junit-10.xsd accepts skipped on <testsuites>: the schema does not bite"
     fi
     lint=$(xmllint --noout --schema scripts/validate/junit-10.xsd "$work/schema-good.xml" 2>&1) \
-        || fail junit "scripts/validate/junit-10.xsd rejects a minimal valid document: $lint"
+        || die junit "scripts/validate/junit-10.xsd rejects a minimal valid document: $lint"
     for junit_case in "${junit_cases[@]}"; do
         read -r name _ _ <<<"$junit_case"
         lint=$(xmllint --noout --schema scripts/validate/junit-10.xsd "$work/$name.junit.xml" 2>&1) \
-            || fail junit "the $name verdict's JUnit XML is not valid against junit-10.xsd: $lint"
+            || die junit "the $name verdict's JUnit XML is not valid against junit-10.xsd: $lint"
     done
     pass junit "xmllint: pass, breached and incomplete verdicts valid against Jenkins' junit-10.xsd (which rejects skipped on <testsuites>)"
 fi
@@ -259,19 +245,11 @@ for junit_case in "${junit_cases[@]}"; do
         continue
     fi
     summary=$("$junit_python" scripts/validate/junit.py "$work/$name.junit.xml" "$work/$name.verdict.json" 2>&1) \
-        || fail junit "$summary"
+        || die junit "$summary"
     pass junit "$name verdict: junitparser reads $summary"
 done
 
 elapsed=$(( ($(date +%s%N) - started) / 1000000 ))
-took="$((elapsed / 1000)).$(printf '%03d' $((elapsed % 1000))) s"
-if [ ${#skipped[@]} -eq 0 ]; then
-    echo "validate-exports: every format passed (${#passed[@]} checks) in $took"
-    exit 0
-fi
-echo "validate-exports: ${#passed[@]} passed, ${#skipped[@]} SKIPPED (not validated) in $took:"
-for line in "${skipped[@]}"; do echo "  SKIPPED $line"; done
-if [ $strict -eq 1 ]; then
-    echo "validate-exports: --strict: a skipped validator fails the run" >&2
-    exit 1
-fi
+mode=""
+[ $strict -eq 1 ] && mode=--strict
+checks_exit "validate-exports ($((elapsed / 1000)).$(printf '%03d' $((elapsed % 1000))) s)" $mode

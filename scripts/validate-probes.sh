@@ -16,29 +16,20 @@
 # Usage: scripts/validate-probes.sh [--no-build]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-. scripts/build-flags.sh
+# shellcheck source=scripts/lib.sh
+. scripts/lib.sh
 build=1
-case "${1:-}" in
-    --no-build) build=0 ;;
-    "") ;;
-    *) echo "usage: scripts/validate-probes.sh [--no-build]" >&2; exit 2 ;;
-esac
-failed=0
-pass() { echo "PASS $1: $2"; }
-fail() { echo "FAIL $1: $2"; failed=1; }
-skip() { echo "SKIPPED $1: $2"; }
+if [ $# -gt 0 ] && is_no_build "$1"; then
+    build=0
+    shift
+fi
+[ $# -eq 0 ] || { echo "usage: scripts/validate-probes.sh [--no-build]" >&2; exit 2; }
 probes=(span_end span_begin hang hitch note session_start session_end)
 
-if [ "$build" -eq 1 ]; then
-    echo "== release build of perf-test-child and perf-report"
-    swift build "${release_flags[@]}" --product perf-test-child >/dev/null
-    swift build "${release_flags[@]}" --product perf-report >/dev/null
-fi
+[ "$build" -eq 0 ] || release_build perf-test-child perf-report >/dev/null
+require_binaries .build/release perf-test-child perf-report
 child=.build/release/perf-test-child
 report=.build/release/perf-report
-for binary in "$child" "$report"; do
-    [ -x "$binary" ] || { echo "error: $binary is missing; run without --no-build" >&2; exit 1; }
-done
 
 # --- readelf -n: every probe, each with its register arguments.
 if command -v readelf >/dev/null; then
@@ -109,4 +100,4 @@ else
         fail record "see $log"
     fi
 fi
-exit "$failed"
+checks_exit validate-probes

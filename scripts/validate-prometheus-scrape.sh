@@ -30,38 +30,29 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
+# shellcheck source=scripts/lib.sh
+. scripts/lib.sh
 # shellcheck source=scripts/validate/debian.sh
 source scripts/validate/debian.sh
 
-fail() { echo "FAIL scrape $1: $2" >&2; exit 1; }
-pass() { echo "PASS scrape $1: $2"; }
-skip() { echo "SKIPPED scrape: $1"; exit 0; }
+# Without Prometheus nothing here can be checked: one SKIPPED line, exit 0.
+skip_all() { skip scrape "$1"; exit 0; }
 took() { local ms=$(( ($(date +%s%N) - started) / 1000000 )); echo "$((ms / 1000)).$(printf '%03d' $((ms % 1000))) s"; }
 
-# --- the child: $PERF_TEST_CHILD, else the newer of the built ones, else build it.
-child=${PERF_TEST_CHILD:-}
-if [ -z "$child" ]; then
-    for candidate in .build/release/perf-test-child .build/debug/perf-test-child; do
-        if [ -x "$candidate" ] && { [ -z "$child" ] || [ "$candidate" -nt "$child" ]; }; then child=$candidate; fi
-    done
-fi
-if [ -z "$child" ]; then
-    echo "== building perf-test-child"
-    swift build --product perf-test-child >/dev/null
-    child=.build/debug/perf-test-child
-fi
-[ -x "$child" ] || fail setup "no perf-test-child binary at '$child'"
+# --- the child: $PERF_TEST_CHILD, else the newer of the built ones, else a debug build.
+child=${PERF_TEST_CHILD:-$(newest_binary perf-test-child)} || die "scrape setup" "cannot build perf-test-child"
+[ -x "$child" ] || die "scrape setup" "no perf-test-child binary at '$child'"
 
 # --- the tools: Prometheus and promtool from Debian, curl and python3 from the machine.
 prometheus=$tools/root/usr/bin/prometheus
 promtool=$tools/root/usr/bin/promtool
 if [ ! -x "$prometheus" ] || [ ! -x "$promtool" ]; then
     echo "== apt-get download prometheus (unpacked into ${tools#"$PWD"/}, not installed)"
-    validate_debian_unpack "$tools" prometheus || skip "$validate_reason"
-    [ -x "$prometheus" ] && [ -x "$promtool" ] || skip "the Debian package holds no usr/bin/prometheus and promtool"
+    validate_debian_unpack "$tools" prometheus || skip_all "$validate_reason"
+    [ -x "$prometheus" ] && [ -x "$promtool" ] || skip_all "the Debian package holds no usr/bin/prometheus and promtool"
 fi
-command -v curl >/dev/null 2>&1 || skip "no curl to fetch /metrics and query Prometheus"
-command -v python3 >/dev/null 2>&1 || skip "no python3 to read Prometheus' JSON answers"
+command -v curl >/dev/null 2>&1 || skip_all "no curl to fetch /metrics and query Prometheus"
+command -v python3 >/dev/null 2>&1 || skip_all "no python3 to read Prometheus' JSON answers"
 
 # --- start the child; its stdin is a FIFO held open on fd 3 until exit.
 mkfifo "$work/stdin"
@@ -69,7 +60,7 @@ mkfifo "$work/stdin"
 child_pid=$!
 exec 3>"$work/stdin"
 for _ in $(seq 300); do grep -q '^ready$' "$work/child.out" 2>/dev/null && break; sleep 0.1; done
-grep -q '^ready$' "$work/child.out" || fail setup "the child did not get ready: $(tail -3 "$work/child.err")"
+grep -q '^ready$' "$work/child.out" || die "scrape setup" "the child did not get ready: $(tail -3 "$work/child.err")"
 port=$(sed -n 's/^port //p' "$work/child.out")
 p95=$(sed -n 's/^p95 //p' "$work/child.out")
 bounds=$(sed -n 's/^bounds //p' "$work/child.out")
@@ -100,28 +91,28 @@ up=""
 for _ in $(seq 300); do
     up=$(query 'up{job="perf-endpoint"}')
     [ "$up" = "1" ] && break
-    kill -0 "$prometheus_pid" 2>/dev/null || fail up "prometheus exited: $(tail -3 "$work/prometheus.log")"
+    kill -0 "$prometheus_pid" 2>/dev/null || die "scrape up" "prometheus exited: $(tail -3 "$work/prometheus.log")"
     sleep 0.1
 done
-[ "$up" = "1" ] || fail up "up{job=\"perf-endpoint\"} is '${up:-absent}' after 30 s: $(tail -3 "$work/prometheus.log")"
-pass up "Prometheus $("$prometheus" --version 2>&1 | sed -n '1s/^prometheus, version \([^ ]*\).*/\1/p') scrapes 127.0.0.1:$port: up == 1"
+[ "$up" = "1" ] || die "scrape up" "up{job=\"perf-endpoint\"} is '${up:-absent}' after 30 s: $(tail -3 "$work/prometheus.log")"
+pass "scrape up" "Prometheus $("$prometheus" --version 2>&1 | sed -n '1s/^prometheus, version \([^ ]*\).*/\1/p') scrapes 127.0.0.1:$port: up == 1"
 
 # --- the body through promtool, HEAD and 404.
-curl -sf "http://127.0.0.1:$port/metrics" -o "$work/body1" || fail promtool "GET /metrics failed"
-lint=$("$promtool" check metrics <"$work/body1" 2>&1) || fail promtool "promtool check metrics: $lint"
-[ -z "$lint" ] || fail promtool "promtool check metrics lint: $lint"
-pass promtool "promtool check metrics clean on the served body ($(grep -c '^perf_' "$work/body1") samples)"
+curl -sf "http://127.0.0.1:$port/metrics" -o "$work/body1" || die "scrape promtool" "GET /metrics failed"
+lint=$("$promtool" check metrics <"$work/body1" 2>&1) || die "scrape promtool" "promtool check metrics: $lint"
+[ -z "$lint" ] || die "scrape promtool" "promtool check metrics lint: $lint"
+pass "scrape promtool" "promtool check metrics clean on the served body ($(grep -c '^perf_' "$work/body1") samples)"
 head=$(curl -sI "http://127.0.0.1:$port/metrics" | tr -d '\r')
-grep -q '^HTTP/1.1 200' <<<"$head" || fail head "HEAD /metrics: $(head -1 <<<"$head")"
-grep -qi '^content-type: text/plain; version=0.0.4' <<<"$head" || fail head "HEAD /metrics has no 0.0.4 content type"
+grep -q '^HTTP/1.1 200' <<<"$head" || die "scrape head" "HEAD /metrics: $(head -1 <<<"$head")"
+grep -qi '^content-type: text/plain; version=0.0.4' <<<"$head" || die "scrape head" "HEAD /metrics has no 0.0.4 content type"
 status=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/other")
-[ "$status" = "404" ] || fail head "GET /other answered $status, not 404"
-pass head "HEAD /metrics 200 with the 0.0.4 content type; GET /other 404"
+[ "$status" = "404" ] || die "scrape head" "GET /other answered $status, not 404"
+pass "scrape head" "HEAD /metrics 200 with the 0.0.4 content type; GET /other 404"
 
 # --- p95 from Prometheus' buckets against Perf's own, within the width of p95's bucket.
 promql="histogram_quantile(0.95, sum by (le) (perf_span_duration_seconds_bucket{span=\"$span\"}))"
 quantile=$(query "$promql")
-[ -n "$quantile" ] || fail p95 "no answer to $promql"
+[ -n "$quantile" ] || die "scrape p95" "no answer to $promql"
 verdict=$(python3 - "$p95" "$quantile" "$bounds" <<'EOF'
 import sys
 own, scraped = float(sys.argv[1]), float(sys.argv[2])
@@ -135,8 +126,8 @@ print(("ok " if ok else "bad ") + f"Prometheus {scraped:.6f} s, Perf {own:.6f} s
 EOF
 )
 case $verdict in
-    ok\ *) pass p95 "$promql: ${verdict#ok }" ;;
-    *) fail p95 "$promql: ${verdict#bad }" ;;
+    ok\ *) pass "scrape p95" "$promql: ${verdict#ok }" ;;
+    *) die "scrape p95" "$promql: ${verdict#bad }" ;;
 esac
 
 # --- counters across scrapes: nothing goes down, the ticking span goes up, Prometheus saw no reset.
@@ -146,7 +137,7 @@ for _ in $(seq 50); do
     [ -n "$before" ] && [ -n "$after" ] && python3 -c "import sys; sys.exit(0 if float('$after') > float('$before') else 1)" && break
     sleep 0.1
 done
-curl -sf "http://127.0.0.1:$port/metrics" -o "$work/body2" || fail counters "the second GET /metrics failed"
+curl -sf "http://127.0.0.1:$port/metrics" -o "$work/body2" || die "scrape counters" "the second GET /metrics failed"
 went_down=$(python3 - "$work/body1" "$work/body2" <<'EOF'
 import sys
 def samples(path):
@@ -169,10 +160,10 @@ EOF
 )
 case $went_down in
     *" counter samples") ;;
-    *) fail counters "$went_down" ;;
+    *) die "scrape counters" "$went_down" ;;
 esac
 resets=$(query 'sum(resets(perf_span_duration_seconds_count[5m])) + sum(resets(perf_span_duration_seconds_bucket[5m]))')
-[ "$resets" = "0" ] || fail counters "Prometheus saw counter resets: '${resets:-no answer}'"
-pass counters "two bodies a scrape apart: none of $went_down went down, metrics.tick's count $before -> $after in Prometheus, resets() 0"
+[ "$resets" = "0" ] || die "scrape counters" "Prometheus saw counter resets: '${resets:-no answer}'"
+pass "scrape counters" "two bodies a scrape apart: none of $went_down went down, metrics.tick's count $before -> $after in Prometheus, resets() 0"
 
 echo "validate-prometheus-scrape: every check passed in $(took)"

@@ -15,45 +15,63 @@
 # (JournalKit's SanitizerMutex.swift), because Synchronization.Mutex's kernel hand-over is invisible
 # to it (scripts/sanitizers/mutex-race-repro.swift).
 #
-# Usage: scripts/validate-sanitizers.sh [address|thread]...   (default: both)
+# Usage: scripts/validate-sanitizers.sh [--build-only | --no-build] [address|thread]...   (default: both)
+#   --build-only   only the builds (CI makes them while it runs other checks, then the checks)
+#   --no-build     only the checks, on the builds already in .build/sanitize-*
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/lib.sh
+. scripts/lib.sh
 root=$PWD
+build=1
+check=1
+usage="usage: scripts/validate-sanitizers.sh [--build-only | --no-build] [address|thread]..."
+case "${1:-}" in
+    --build-only) check=0; shift ;;
+    --no-build | --skip-build) build=0; shift ;;
+esac
 sanitizers=("$@")
 [ ${#sanitizers[@]} -eq 0 ] && sanitizers=(address thread)
 supp=$root/scripts/sanitizers
 export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0"
 export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1"
 export TSAN_OPTIONS="suppressions=$supp/tsan.supp:halt_on_error=0"
+# Package.swift then leaves the report and CLI side out of the build: nothing here runs it.
+export PERF_SANITIZER_BUILD=1
 # JournalKit (the journal's append, rotation and reaping threads), PerfCore (striped histograms,
 # the flight recorder, span memory, the record pipeline, sessions) and the runtime's suites for the
 # watchdog's C sampler and unwinder and the shared ledger. Left out: the report, export and CLI
 # suites (single-threaded analysis, no C), and the watchdog's timing matrix (its accuracy bounds
 # assume an uninstrumented build; the host check above covers its sampling path).
+# PERF_SANITIZER_SUITES can name suites of JournalKitTests, PerfCoreTests and PerfTests: the
+# sanitizer builds hold only those test targets (PERF_SANITIZER_BUILD below).
 suites=${PERF_SANITIZER_SUITES:-"JournalKitTests|PerfCoreTests|LedgerWriter|LedgerSharedState|WatchdogDetectorTests|WatchdogStackQualityTests|SignalFrameTrimTests"}
-failures=0
 work=$(mktemp -d /tmp/perf-sanitizers.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-
-fail() { echo "FAIL $1"; failures=$((failures + 1)); }
 
 # A sanitizer's reports in a log, or nothing.
 reports() { grep -E "ERROR: (Address|Leak)Sanitizer|WARNING: ThreadSanitizer|runtime error:" "$1" || true; }
 
 for sanitizer in "${sanitizers[@]}"; do
-    case "$sanitizer" in address | thread) ;; *) echo "usage: scripts/validate-sanitizers.sh [address|thread]..." >&2; exit 2 ;; esac
+    case "$sanitizer" in address | thread) ;; *) echo "$usage" >&2; exit 2 ;; esac
     scratch=$root/.build/sanitize-$sanitizer
-    started=$(date +%s)
-    echo "== --sanitize=$sanitizer: build (package and tests)"
-    flags=()
-    [ "$sanitizer" = thread ] && flags=(-Xswiftc -DPERF_SANITIZER_LOCKS)
-    if ! swift build --build-tests --sanitize="$sanitizer" --scratch-path "$scratch" "${flags[@]}" >"$work/build-$sanitizer.log" 2>&1; then
-        tail -30 "$work/build-$sanitizer.log"
-        fail "$sanitizer: build"
-        continue
+    flags=("${sanitizer_flags[@]}")
+    [ "$sanitizer" = thread ] && flags+=(-Xswiftc -DPERF_SANITIZER_LOCKS)
+    if [ "$build" -eq 1 ]; then
+        started=$(date +%s)
+        cpu=$(cpu_seconds)
+        echo "== --sanitize=$sanitizer: build (the runtime's targets and tests)"
+        if ! swift build --build-tests --sanitize="$sanitizer" --scratch-path "$scratch" "${flags[@]}" >"$work/build-$sanitizer.log" 2>&1; then
+            tail -30 "$work/build-$sanitizer.log"
+            fail "build $sanitizer" "swift build --sanitize=$sanitizer failed (its last lines above)"
+            continue
+        fi
+        echo "   built in $(( $(date +%s) - started )) s ($(( $(cpu_seconds) - cpu )) s CPU)"
     fi
-    echo "   built in $(( $(date +%s) - started )) s"
+    [ "$check" -eq 1 ] || continue
+    echo "== --sanitize=$sanitizer: checks"
     child=$scratch/debug/perf-test-child
+    require_binaries "$scratch/debug" perf-test-child
     for ending in shutdown exit; do
         data=$work/data-$sanitizer-$ending log=$work/host-$sanitizer-$ending.log status=0
         "$child" sanitizer-host "$data" "$ending" >"$log" 2>&1 || status=$?
@@ -61,10 +79,10 @@ for sanitizer in "${sanitizers[@]}"; do
         hangs=$(grep -c '"kind":"hang".*blockTheWatchedQueue' "$data/perf-events.jsonl" 2>/dev/null || true)
         found=$(reports "$log")
         if [ "$status" -ne 0 ] || [ -n "$found" ] || [ "${spans:-0}" -lt 20 ] || [ "${hangs:-0}" -lt 1 ]; then
-            fail "host $sanitizer $ending: exit $status, ${spans:-0} of 20 over-budget span lines, ${hangs:-0} hang lines naming blockTheWatchedQueue"
+            fail "host $sanitizer $ending" "exit $status, ${spans:-0} of 20 over-budget span lines, ${hangs:-0} hang lines naming blockTheWatchedQueue"
             tail -60 "$log"
         else
-            echo "PASS host $sanitizer $ending: exit 0, $spans over-budget span lines, $hangs hang line(s) naming blockTheWatchedQueue, no sanitizer report"
+            pass "host $sanitizer $ending" "exit 0, $spans over-budget span lines, $hangs hang line(s) naming blockTheWatchedQueue, no sanitizer report"
         fi
     done
     if [ "$sanitizer" = thread ]; then
@@ -89,15 +107,11 @@ for sanitizer in "${sanitizers[@]}"; do
     summary=$(grep -E "Test run with" "$log" | tail -1 || true)
     skipped=$(grep -c "skipped" "$log" || true)
     if [ "$status" -ne 0 ] || [ -n "$found" ]; then
-        fail "suites $sanitizer: exit $status; ${summary:-no summary}"
+        fail "suites $sanitizer" "exit $status; ${summary:-no summary}"
         grep -E "✘" "$log" | head -20 || true
         grep -A40 -E "ERROR: (Address|Leak)Sanitizer|WARNING: ThreadSanitizer" "$log" | head -120 || true
     else
-        echo "PASS suites $sanitizer ($(( $(date +%s) - started )) s, $suites): ${summary#* }; $skipped skipped; no sanitizer report"
+        pass "suites $sanitizer" "$(( $(date +%s) - started )) s, $suites: ${summary#* }; $skipped skipped; no sanitizer report"
     fi
 done
-if [ "$failures" -gt 0 ]; then
-    echo "== sanitizers: $failures FAILED"
-    exit 1
-fi
-echo "== sanitizers: every check passed"
+checks_exit "== sanitizers"

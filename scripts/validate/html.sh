@@ -14,19 +14,22 @@
 set -euo pipefail
 
 log() { echo "html.sh: $*" >&2; }
+# shellcheck source=scripts/lib.sh
+source "$(dirname "$0")/../lib.sh"
 # shellcheck source=scripts/validate/venv.sh
 source "$(dirname "$0")/venv.sh"
 chromium=${PERF_VALIDATE_CHROMIUM:-chromium}
 
-skip() { echo "SKIPPED html: $1"; exit 77; }
+# The tools cannot be had here: one SKIPPED line, exit 77.
+skip_all() { skip html "$1"; exit 77; }
 
 ensure_tools() {
     if ! command -v "$chromium" >/dev/null 2>&1; then
-        [ "$chromium" = chromium ] || skip "no browser at '$chromium' (PERF_VALIDATE_CHROMIUM)"
-        validate_can_apt || skip "chromium is not installed and apt-get is not available to root here"
+        [ "$chromium" = chromium ] || skip_all "no browser at '$chromium' (PERF_VALIDATE_CHROMIUM)"
+        validate_can_apt || skip_all "chromium is not installed and apt-get is not available to root here"
         log "installing chromium (apt)"
         local start=$SECONDS
-        validate_apt_install chromium || skip "chromium is not installed and apt-get cannot install it"
+        validate_apt_install chromium || skip_all "chromium is not installed and apt-get cannot install it"
         log "chromium installed in $((SECONDS - start)) s"
     fi
     # A browser that cannot start here (no shared libraries, no /dev/shm…) is a tool problem,
@@ -39,9 +42,9 @@ ensure_tools() {
     if [ $status -ne 0 ] || ! grep -q '<html' <<<"$probe"; then
         local last
         last=$(tail -1 <<<"$probe")
-        skip "$chromium cannot render an empty page here (exit $status)${last:+: $last}"
+        skip_all "$chromium cannot render an empty page here (exit $status)${last:+: $last}"
     fi
-    validate_venv_require PIL,html5lib pillow html5lib || skip "$validate_reason"
+    validate_venv_require PIL,html5lib pillow html5lib || skip_all "$validate_reason"
 }
 
 # check PAGE SCREENSHOT: prints PASS or the reasons it fails; returns 0 on PASS.
