@@ -91,3 +91,19 @@ extension PerfGlobalStateTests.SpanTallyReportTests {
         #expect(report.spans.count == 16)
     }
 }
+
+@Suite struct DroppedLineCauseTests {
+    /// Every dropped line's count is kept, however many causes a (damaged) ledger names.
+    @Test func causesAreBoundedAndNoCountIsLost() {
+        var digest = LedgerDigest(keepBytes: 1 << 20)
+        for index in 0..<20 {
+            var line = LedgerEvent(kind: .dropped, name: "ledger", session: "s", timestampMs: Int64(index))
+            line.count = 3
+            line.extra["cause"] = .string(index < 2 ? "backlog" : "cause-\(index)")
+            digest.add(line)
+        }
+        #expect(digest.droppedLines.count <= 9)
+        #expect(digest.droppedLines["backlog"] == 6)
+        #expect(digest.droppedLines.values.reduce(0, +) == 60)
+    }
+}

@@ -72,7 +72,7 @@ package enum LivePrometheus {
             let span = counts.spans[name] ?? LiveMetrics.Span()
             let tally = tallies[name] ?? SpanTally()
             var figures = PrometheusMetrics.Span(
-                name: name, histogram: histograms[name], overBudget: max(tally.overBudget, span.overBudget),
+                name: name, histogram: histograms[name], overBudget: tally.overBudget,
                 budgetSeconds: (span.budgetNanos ?? nil).map { Double($0) / 1_000_000 / 1_000 })
             for exit in SpanTally.tallied where tally.count(of: exit) > 0 { figures.exits[exit.rawValue] = tally.count(of: exit) }
             return figures

@@ -1,5 +1,5 @@
-// The counters `Perf.prometheusText()` needs that no histogram holds: span ends over budget and
-// each span's newest budget, hangs by kind, and what this start recovered. Fed by the record
+// The counters `Perf.prometheusText()` needs that neither a histogram nor span memory's tallies
+// hold: each span's newest budget, hangs by kind, and what this start recovered. Fed by the record
 // pipeline, so only the slow paths (an end over budget, a registered span, a hang) pay, and the
 // under-budget end never reaches it.
 import PerfCore
@@ -9,8 +9,6 @@ import Synchronization
 final class LiveMetrics: RecordSink, Sendable {
     /// One span name's counters.
     struct Span: Sendable, Equatable {
-        /// Ends over budget.
-        var overBudget: UInt64 = 0
         /// The newest budget an emitted end of the name carried (`.some(nil)`: none, recorded
         /// every time); `nil` while no end told.
         var budgetNanos: UInt64?? = nil
@@ -36,11 +34,10 @@ final class LiveMetrics: RecordSink, Sendable {
     func receive(_ record: SequencedRecord) {
         switch record.record {
         case .spanEnded(let end):
-            let over = end.budgetNanos.map { budget in end.durationNanos.map { $0 > budget } ?? false } ?? false
             counts.withLock { counts in
                 guard counts.spans.count < Self.maximumNames || counts.spans[end.name] != nil else { return }
                 // One lookup, updated in place: this runs on every over-budget end.
-                counts.spans[end.name, default: Span()].update(budgetNanos: end.budgetNanos, over: over)
+                counts.spans[end.name, default: Span()].budgetNanos = .some(end.budgetNanos)
             }
         case .hang(let hang) where hang.kind == .hang:
             counts.withLock { counts in
@@ -87,9 +84,3 @@ final class LiveMetrics: RecordSink, Sendable {
     var snapshot: Counts { counts.withLock { $0 } }
 }
 
-extension LiveMetrics.Span {
-    mutating func update(budgetNanos: UInt64?, over: Bool) {
-        self.budgetNanos = .some(budgetNanos)
-        if over { overBudget += 1 }
-    }
-}

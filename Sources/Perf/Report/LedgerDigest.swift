@@ -123,7 +123,10 @@ struct LedgerDigest {
             // Lines of writers that predate causes were all lost by the writer itself.
             let cause: String
             if case .string(let named)? = event.extra["cause"] { cause = named } else { cause = LedgerWriter.writeCause }
-            droppedLines[String(cause.prefix(64)), default: 0] += Int64(max(event.count ?? 0, 0))
+            // Causes are a short fixed list; a ledger naming more (damaged, hostile) folds them into `other`.
+            let named = String(cause.prefix(64))
+            let key = droppedLines[named] != nil || droppedLines.count < 8 ? named : "other"
+            droppedLines[key, default: 0] &+= Int64(max(event.count ?? 0, 0))
         case .diagnostic:
             if case .int(let dropped)? = event.extra["droppedSpanRecords"] { noteDroppedSpanRecords(dropped, event) }
         case .session:

@@ -136,16 +136,20 @@ public final class HistogramRegistry: Sendable {
     /// `overBudgetNanos` is set, and its exit unless it is `success`. A slow path (atomic adds,
     /// the block claimed on first use); an end that finds no room is counted in
     /// ``droppedRecordCount``.
-    public func tally(_ name: StaticString, overBudgetNanos: UInt64?, exit: SpanExit, site: CallSite? = nil) {
-        guard overBudgetNanos != nil || exit != .success else { return }
+    ///
+    /// - Returns: The name's reference in the memory, as ``reference(of:site:)`` gives it (0 when
+    ///   it has none), so a caller that also needs it looks the name up once.
+    @discardableResult
+    public func tally(_ name: StaticString, overBudgetNanos: UInt64?, exit: SpanExit, site: CallSite? = nil) -> UInt32 {
         guard name.hasPointerRepresentation,
             let entry = table.entry(
-                key: UnsafeRawPointer(name.utf8Start), length: name.utf8CodeUnitCount, site: site, memory: memory),
-            entry.tally(overBudgetNanos: overBudgetNanos, exit: exit, memory: memory)
+                key: UnsafeRawPointer(name.utf8Start), length: name.utf8CodeUnitCount, site: site, memory: memory)
         else {
-            memory.countDroppedRecord()
-            return
+            if overBudgetNanos != nil || exit != .success { memory.countDroppedRecord() }
+            return 0
         }
+        if !entry.tally(overBudgetNanos: overBudgetNanos, exit: exit, memory: memory) { memory.countDroppedRecord() }
+        return entry.nameRef
     }
 
     /// Every name's tally, by name: names with no over-budget or non-success end are absent.

@@ -89,8 +89,6 @@ final class InlineDelivery: @unchecked Sendable {
             condition.lock()
             processed += 1
             reportDrops()
-            // A record larger than the whole bound drops even with the backlog empty: tell it too.
-            while backlog.isEmpty && unreportedDrops > 0 { reportDrops() }
             if backlog.isEmpty {
                 busy = false
                 next = nil
@@ -145,10 +143,7 @@ final class InlineDelivery: @unchecked Sendable {
         while true {
             reportDrops()
             while batch.count < Self.batchLimit, let record = take() { batch.append(record) }
-            if batch.isEmpty {
-                if unreportedDrops > 0 { continue }
-                break
-            }
+            if batch.isEmpty { break }
             condition.unlock()
             let failed = sink.receive(batch: batch)
             counters.failures.add(UInt64(failed), ordering: .relaxed)
@@ -171,15 +166,17 @@ final class InlineDelivery: @unchecked Sendable {
 
     /// Tells the sink of the records dropped since it was last told; the caller holds `condition`
     /// and owns the lane (so the sink is called by one thread at a time), and holds it again on
-    /// return. Drops happen only while the lane is busy, and its owner calls this before it lets
-    /// the lane go idle: every drop is reported.
+    /// return with no drop untold: drops made while the sink was being told are told too. Drops
+    /// happen only while the lane is busy, and its owner calls this before it lets the lane go
+    /// idle (with the lock held from here to then): every drop is reported.
     private func reportDrops() {
-        guard unreportedDrops > 0 else { return }
-        let count = unreportedDrops
-        unreportedDrops = 0
-        condition.unlock()
-        sink.receiveDropped(count, cause: .backlog)
-        condition.lock()
+        while unreportedDrops > 0 {
+            let count = unreportedDrops
+            unreportedDrops = 0
+            condition.unlock()
+            sink.receiveDropped(count, cause: .backlog)
+            condition.lock()
+        }
     }
 
     private func receive(_ record: SequencedRecord) {

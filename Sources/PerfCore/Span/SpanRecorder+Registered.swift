@@ -203,9 +203,9 @@ extension SpanRecorder {
     ) -> ClosedSpan {
         let info = span.info
         let over = info.budgetNanos.map { elapsed > $0 } ?? false
-        histograms.tally(span.name, overBudgetNanos: over ? elapsed : nil, exit: exit, site: span.site)
+        let nameRef = histograms.tally(span.name, overBudgetNanos: over ? elapsed : nil, exit: exit, site: span.site)
         flight?.record(
-            span.name, nameRef: histograms.reference(of: span.name, site: span.site), startNanos: span.startNanos, durationNanos: elapsed, budgetNanos: info.budgetNanos, exit: exit)
+            span.name, nameRef: nameRef, startNanos: span.startNanos, durationNanos: elapsed, budgetNanos: info.budgetNanos, exit: exit)
         Probes.spanEnd(span.name, durationNanos: elapsed, budgetNanos: info.budgetNanos, exit: exit)
         let pending = pipeline.enqueue(
             .spanEnded(
