@@ -49,6 +49,7 @@ scenarios=(
     "ledger-kill 600 120"
     "crash-story 600 120"
     "span-memory-kill 300 90"
+    "burst-kill 300 120"
     "shared-directory 600 120"
     "disk-fsize 120 60"
     "disk-tmpfs 120 60"

@@ -11,7 +11,8 @@ enum Reliability {
         OVERVIEW: Perf's reliability scenarios (issue 9): kills, crash story, disk faults, bad input,
         concurrency, watchdog false positives and privacy, each printing one JSON result line.
 
-        USAGE: perf-reliability <scenario> [--quick] [--seed <n>] [--perf-report <path>] [--budgets <path>]
+        USAGE: perf-reliability <scenario> [--quick] [--seed <n>] [--rounds <n>] [--perf-report <path>]
+                                [--budgets <path>]
                perf-reliability report --results <file> --out <file> --command <text>
 
         SCENARIOS: \(scenarios.map(\.name).joined(separator: ", "))
@@ -19,6 +20,7 @@ enum Reliability {
         OPTIONS:
           --quick                 The small counts CI runs.
           --seed <n>              Seed of the randomised scenarios (default: from the clock; printed).
+          --rounds <n>            Kills of burst-kill (default 100, --quick 10).
           --perf-report <path>    The perf-report binary (default: next to perf-reliability).
           --budgets <path>        The budgets file bad input mutates (default scripts/perf-budgets.json).
 
@@ -29,6 +31,7 @@ enum Reliability {
         var seed = UInt64(DispatchTime.now().uptimeNanoseconds)
         var perfReport = BuildProducts.executable("perf-report")
         var budgets = "scripts/perf-budgets.json"
+        var rounds: Int?
 
         func pick<T>(full: T, quick: T) -> T { self.quick ? quick : full }
     }
@@ -44,6 +47,9 @@ enum Reliability {
             try ReliabilityKills.ledger(kills: $0.pick(full: 300, quick: 20), seed: $0.seed)
         },
         Scenario(name: "crash-story") { try ReliabilityKills.crashStory(kills: $0.pick(full: 100, quick: 10), seed: $0.seed) },
+        Scenario(name: "burst-kill") {
+            try ReliabilityBurstKill.run(rounds: $0.rounds ?? $0.pick(full: 100, quick: 10), seed: $0.seed)
+        },
         Scenario(name: "span-memory-kill") {
             try ReliabilitySpanMemory.kills($0.pick(full: 500, quick: 100), seed: $0.seed)
         },
@@ -94,6 +100,11 @@ enum Reliability {
             case "--seed" where !rest.isEmpty:
                 guard let seed = UInt64(rest.removeFirst()) else { return usageError("--seed needs an integer") }
                 options.seed = seed
+            case "--rounds" where !rest.isEmpty:
+                guard let rounds = Int(rest.removeFirst()), rounds > 0 else {
+                    return usageError("--rounds needs a positive integer")
+                }
+                options.rounds = rounds
             case "--perf-report" where !rest.isEmpty: options.perfReport = rest.removeFirst()
             case "--budgets" where !rest.isEmpty: options.budgets = rest.removeFirst()
             default: return usageError("unexpected argument '\(argument)'")

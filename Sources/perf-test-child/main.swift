@@ -21,6 +21,7 @@ let children: [String: ([String]) -> Int32] = [
     "probes": ProbesChild.run,
     "quiet-writer": QuietWriterChild.run,
     "install-cycles": InstallCyclesChild.run,
+    "burst-kill": BurstKillChild.run,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

@@ -88,8 +88,8 @@ import Testing
         huge.detail = String(repeating: "x", count: 1024)
         #expect(throws: LedgerError.self) { try writer.append(huge) }
         try writer.append(LedgerEvent(kind: .note, name: "after", session: session, timestampMs: 0))
-        // What the ledger's lane writes when its backlog dropped lines.
-        LedgerRecordSink(writer: writer, sessionID: session).receiveDropped(3, cause: .backlog)
+        // What the ledger queue writes when it had no room for lines.
+        writer.appendDropped(3, cause: DropCause.backlog.rawValue, session: session)
         writer.close()
         return try lines(of: directory.appendingPathComponent(LedgerWriter.fileName))
     }

@@ -95,8 +95,7 @@ extension PerfGlobalStateTests {
             faults.stallWrites(nanos: 0)
             #expect(pollUntil(seconds: 10) { writer.isDone })
             run.stalledWrites = faults.stalledWrites.load(ordering: .relaxed)
-            run.ledgerDropped =
-                PerfState.runtime()?.recorder.pipeline.statistics.first { $0.sinkType == "LedgerRecordSink" }?.dropped ?? 0
+            run.ledgerDropped = PerfState.runtime()?.ledgerQueue?.droppedLines.load(ordering: .relaxed) ?? 0
             return run
         }
     }

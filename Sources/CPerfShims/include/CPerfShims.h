@@ -59,6 +59,11 @@ static inline int perf_atomic_cas_u32(uint32_t *p, uint32_t expected, uint32_t d
 }
 static inline void perf_atomic_store_u64_release(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
 static inline uint64_t perf_atomic_load_u64_acquire(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+static inline void perf_atomic_store_u32_release(uint32_t *p, uint32_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+static inline uint64_t perf_atomic_sub_u64(uint64_t *p, uint64_t v) { return __atomic_fetch_sub(p, v, __ATOMIC_RELAXED); }
+/// A full fence: a store before it is seen by any thread before a load after it is made (the
+/// ledger queue's commit, then its check for a drainer; the drainer's release, then its re-check).
+static inline void perf_atomic_fence_seq_cst(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 
 /// Takes write access to `p`'s page without changing its value: a compare-and-swap of the word
 /// with itself (a locked write cycle even when it fails). Not an atomic add of 0, which compilers

@@ -1,43 +1,35 @@
 // Renders pipeline records as ledger lines: decides which records deserve a line and applies the
 // privacy filter, so nothing reaches the file that the contract keeps out (keys, content).
 import CPerfShims
+import Foundation
 import PerfCore
 
-/// The inline sink that writes `perf-events.jsonl`: a line is on disk when `end()` returns, unless
-/// another thread was writing one then (its line follows, from the sink's backlog, in a batch;
-/// lines the full backlog dropped are counted in a `dropped` line with `"cause":"backlog"`).
+/// The concurrent sink that writes `perf-events.jsonl`: the emitting thread encodes the line and
+/// copies it into the crash-durable ``LedgerQueue``, so the line survives a kill once `end()`
+/// returns. It is in the file by then too, unless another thread was draining the queue (the
+/// drain writes it next, in a run); a line the full queue had no room for is counted in a
+/// `dropped` line with `"cause":"backlog"`.
 final class LedgerRecordSink: RecordSink {
-    let writer: LedgerWriter
+    let queue: LedgerQueue
     let sessionID: String
 
-    init(writer: LedgerWriter, sessionID: String) {
-        self.writer = writer
+    init(queue: LedgerQueue, sessionID: String) {
+        self.queue = queue
         self.sessionID = sessionID
     }
 
-    /// Only records that make a line: begins and under-budget ends never take a backlog slot.
+    /// Only records that make a line: begins and under-budget ends cost nothing here.
     func accepts(_ record: Record) -> Bool { LedgerLines.writesLine(for: record) }
 
-    func receive(_ record: SequencedRecord) throws {
+    func receive(_ record: SequencedRecord) {
         guard let event = LedgerLines.event(for: record.record, session: sessionID) else { return }
-        try writer.append(event)
+        var line: [UInt8] = []
+        line.reserveCapacity(512)
+        LedgerEncoder.encodeLine(event, into: &line)
+        _ = line.withUnsafeBytes { queue.submit($0) }
     }
 
-    /// The backlog's records as one run of lines: one `write(2)` per run of up to 256 KiB.
-    func receive(batch: [SequencedRecord]) -> Int {
-        writer.append(batch: batch.compactMap { LedgerLines.event(for: $0.record, session: sessionID) })
-    }
-
-    /// Records the lane dropped before they reached the ledger: a `dropped` line with the count and
-    /// its cause, in order among the lines.
-    func receiveDropped(_ count: UInt64, cause: DropCause) {
-        var line = LedgerEvent(
-            kind: .dropped, name: "ledger", session: sessionID,
-            timestampMs: Int64(perf_realtime_ns() / 1_000_000))
-        line.count = Int(clamping: count)
-        line.extra["cause"] = .string(cause.rawValue)
-        try? writer.append(line)
-    }
+    func waitUntilDone(deadline: Date) -> Bool { queue.waitUntilWritten(deadline: deadline) }
 }
 
 /// Pure mapping from records to ledger events.

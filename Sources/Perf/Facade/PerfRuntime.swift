@@ -14,6 +14,8 @@ final class PerfRuntime: Sendable {
     /// Where files go, when recording to disk.
     let directory: URL?
     let ledger: LedgerWriter?
+    /// The crash-durable queue the ledger's lines pass through (nil without a ledger).
+    let ledgerQueue: LedgerQueue?
     let session: LiveSession?
     /// Where `Perf.markReady()` sends `READY=1`: systemd's `$NOTIFY_SOCKET`, when set and usable.
     let notifier: SystemdNotifier?
@@ -35,8 +37,7 @@ final class PerfRuntime: Sendable {
     func droppedLedgerLines() -> [String: UInt64] {
         var dropped: [String: UInt64] = [:]
         guard let ledger else { return dropped }
-        let lane = recorder.pipeline.statistics.first { $0.sinkType == String(describing: LedgerRecordSink.self) }
-        dropped[DropCause.backlog.rawValue] = lane?.dropped ?? 0
+        dropped[DropCause.backlog.rawValue] = ledgerQueue?.droppedLines.load(ordering: .relaxed) ?? 0
         dropped[LedgerWriter.writeCause] = UInt64(ledger.statistics.droppedLines)
         return dropped
     }
@@ -57,7 +58,8 @@ final class PerfRuntime: Sendable {
 
     private init(
         configuration: Perf.Configuration, recorder: SpanRecorder, histograms: HistogramRegistry, clock: any PerfClock,
-        sessionID: String, directory: URL?, ledger: LedgerWriter?, session: LiveSession?, notifier: SystemdNotifier?
+        sessionID: String, directory: URL?, ledger: LedgerWriter?, ledgerQueue: LedgerQueue?, session: LiveSession?,
+        notifier: SystemdNotifier?
     ) {
         self.configuration = configuration
         self.recorder = recorder
@@ -69,6 +71,7 @@ final class PerfRuntime: Sendable {
             timer: ledger == nil ? nil : Self.noteFloorTimer(clock: clock))
         self.directory = directory
         self.ledger = ledger
+        self.ledgerQueue = ledgerQueue
         self.session = session
         self.notifier = notifier
         heartbeat = histograms.memory.isFileBacked ? SpanMemoryHeartbeat(memory: histograms.memory, clock: clock) : nil
@@ -96,7 +99,9 @@ final class PerfRuntime: Sendable {
             pid: getpid(), startWallNanos: clock.wallNanos(),
             app: SessionInfo.App(
                 name: configuration.app.name, version: configuration.app.version, build: configuration.app.build))
-        func runtime(memory: SpanMemory?, directory: URL?, ledger: LedgerWriter?, session: LiveSession?) -> PerfRuntime? {
+        func runtime(
+            memory: SpanMemory?, directory: URL?, ledger: LedgerWriter?, queue: LedgerQueue? = nil, session: LiveSession?
+        ) -> PerfRuntime? {
             guard let memory = memory ?? anonymousMemory(configuration, clock: clock, report: report) else { return nil }
             let histograms = HistogramRegistry(memory: memory)
             let sizes = memory.configuration
@@ -113,7 +118,8 @@ final class PerfRuntime: Sendable {
             let recorder = SpanRecorder(histograms: histograms, pipeline: pipeline, clock: clock, flightRecorder: flight)
             return PerfRuntime(
                 configuration: configuration, recorder: recorder, histograms: histograms, clock: clock,
-                sessionID: info.id, directory: directory, ledger: ledger, session: session, notifier: notifier)
+                sessionID: info.id, directory: directory, ledger: ledger, ledgerQueue: queue, session: session,
+                notifier: notifier)
         }
         guard record else { return runtime(memory: nil, directory: nil, ledger: nil, session: nil) }
         let directory = InstallPolicy.dataDirectory(
@@ -135,6 +141,8 @@ final class PerfRuntime: Sendable {
         let store = SessionStore(directory: directory, journalByteBudget: configuration.journalByteBudget, clock: clock)
         let recoveredSessions = store.recoverPriorSessions()
         for recovered in recoveredSessions {
+            // Lines the prior process had queued come first: they happened before it ended.
+            LedgerQueue.replay(path: store.ledgerQueuePath(id: recovered.id), into: ledger, session: recovered.id)
             RecoveredDiagnostics.write(recovered, directory: directory, ledger: ledger)
             let lines = RecoveryLines.events(for: recovered)
             var written = true
@@ -155,7 +163,14 @@ final class PerfRuntime: Sendable {
         } catch {
             report("perf: session journal unavailable, crashes will not be explained: \(error)")
         }
-        guard let built = runtime(memory: memory, directory: directory, ledger: ledger, session: session) else {
+        let queue = LedgerQueue.make(
+            path: session == nil ? nil : store.ledgerQueuePath(id: info.id),
+            backlogBytes: max(RecordPipeline.minimumBacklogBytes, configuration.ledgerBacklogBytes), writer: ledger,
+            sessionID: info.id, problem: report)
+        if queue == nil { report("perf: cannot map the ledger queue; over-budget lines will not be written") }
+        guard
+            let built = runtime(memory: memory, directory: directory, ledger: ledger, queue: queue, session: session)
+        else {
             // Nothing was published: close what was opened, as a clean end would.
             session?.end()
             ledger.close()
@@ -163,9 +178,7 @@ final class PerfRuntime: Sendable {
         }
         built.operations.recovered(recoveredSessions)
         if let session { built.recorder.addObserver(session) }
-        pipeline.addSink(
-            LedgerRecordSink(writer: ledger, sessionID: info.id), mode: .inline,
-            backlogBytes: max(RecordPipeline.minimumBacklogBytes, configuration.ledgerBacklogBytes))
+        if let queue { pipeline.addSink(LedgerRecordSink(queue: queue, sessionID: info.id), mode: .concurrent) }
         pipeline.emit(.session(SessionEventRecord(sessionID: info.id, event: .start, wallNanos: info.startWallNanos)))
         return built
     }
@@ -240,6 +253,7 @@ final class PerfRuntime: Sendable {
         recorder.pipeline.emit(.session(SessionEventRecord(sessionID: sessionID, event: .end, wallNanos: clock.wallNanos())))
         Probes.session(start: false, pid: getpid())  // USDT perf:session_end
         recorder.pipeline.flush()
+        ledgerQueue?.close(deadline: Date(timeIntervalSinceNow: 10))
         operations.finish()
         heartbeat?.stop()
         // The shutdown snapshot holds the histograms now; the file goes, like the journal's end,

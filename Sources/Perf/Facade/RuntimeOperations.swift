@@ -11,7 +11,7 @@ final class RuntimeOperations: Sendable {
 
     init(configuration: Perf.Configuration, pipeline: RecordPipeline, clock: any PerfClock) {
         log = configuration.logToStandardError.map { StandardErrorLog($0, now: { clock.monotonicNanos() }) }
-        pipeline.addSink(metrics, mode: .inline)
+        pipeline.addSink(metrics, mode: .concurrent)
         if let log { pipeline.addSink(log, mode: .inline) }
     }
 

@@ -172,7 +172,7 @@ public final class LedgerWriter: Sendable {
             recordDrop(1)
             throw .lineTooLong(path: path, bytes: line.count, cap: capBytes)
         }
-        try appendLines(line[...], count: 1, last: event)
+        try appendLines(line[...], count: 1, session: event.session, timestampMs: event.timestampMs)
     }
 
     /// The most bytes one `write(2)` of ``append(batch:)`` carries (and never more than the cap).
@@ -194,7 +194,7 @@ public final class LedgerWriter: Sendable {
         func flush(upTo end: Int) {
             guard lines > 0, let last else { return }
             do throws(LedgerError) {
-                try appendLines(buffer[..<end], count: lines, last: last)
+                try appendLines(buffer[..<end], count: lines, session: last.session, timestampMs: last.timestampMs)
             } catch {
                 failed += lines
             }
@@ -222,10 +222,13 @@ public final class LedgerWriter: Sendable {
     }
 
     /// Reserves room for `count` whole lines (`bytes`, at most the cap) and writes them with one
-    /// `write(2)`, rotating or reopening first when need be; `last` is the newest of them.
-    private func appendLines(_ bytes: ArraySlice<UInt8>, count: Int, last: LedgerEvent) throws(LedgerError) {
+    /// `write(2)`, rotating or reopening first when need be; `session` and `timestampMs` are the
+    /// newest line's.
+    func appendLines(
+        _ bytes: ArraySlice<UInt8>, count: Int, session: String, timestampMs: Int64
+    ) throws(LedgerError) {
         while true {
-            switch reserve(lineBytes: bytes.count, event: last) {
+            switch reserve(lineBytes: bytes.count, session: session, timestampMs: timestampMs) {
             case .closed:
                 recordDrop(count)
                 throw .closed(path: path)
@@ -279,11 +282,11 @@ public final class LedgerWriter: Sendable {
     }
 
     /// Claims room for the line in the current file under the state lock: no syscall here.
-    private func reserve(lineBytes: Int, event: LedgerEvent) -> Reservation {
+    private func reserve(lineBytes: Int, session: String, timestampMs: Int64) -> Reservation {
         state.withLock { state in
             if state.closed { return .closed }
-            state.lastSession = event.session
-            state.lastTimestampMs = event.timestampMs
+            state.lastSession = session
+            state.lastTimestampMs = timestampMs
             guard let descriptor = state.descriptor else {
                 return .replace(generation: state.generation, rotate: false)
             }
@@ -293,7 +296,7 @@ public final class LedgerWriter: Sendable {
                 // Rare: only after a failure. The gap report rides in the same write(2); it
                 // waits for a line it fits beside, so even a fresh file stays within the cap.
                 var gap = LedgerEvent(
-                    kind: .dropped, name: "ledger", session: event.session, timestampMs: event.timestampMs)
+                    kind: .dropped, name: "ledger", session: session, timestampMs: timestampMs)
                 gap.count = state.pendingDropped
                 gap.extra["cause"] = .string(LedgerWriter.writeCause)
                 var bytes: [UInt8] = []
@@ -386,7 +389,7 @@ public final class LedgerWriter: Sendable {
         droppedLines.add(lines, ordering: .relaxed)
     }
 
-    private func recordDrop(_ count: Int) {
+    func recordDrop(_ count: Int) {
         state.withLock { $0.pendingDropped += count }
         droppedLines.add(count, ordering: .relaxed)
     }

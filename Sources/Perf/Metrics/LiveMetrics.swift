@@ -29,12 +29,22 @@ final class LiveMetrics: RecordSink, Sendable {
     static let maximumNames = 4096
 
     private let counts = Mutex(Counts())
+    /// A hash of the newest (name, budget) pair stored: an end that repeats it (a burst of one
+    /// name) skips the lock, so many threads ending the same span never queue on it.
+    private let lastBudget = Atomic<Int>(0)
 
-    /// An inline sink: a dictionary update under a lock of its own, on slow paths only.
+    /// A concurrent sink: a dictionary update under a lock of its own, on slow paths only, and only
+    /// when a name's budget is news.
     func receive(_ record: SequencedRecord) {
         switch record.record {
         case .spanEnded(let end):
+            var hasher = Hasher()
+            hasher.combine(end.name)
+            hasher.combine(end.budgetNanos)
+            let key = hasher.finalize() | 1
+            guard lastBudget.load(ordering: .relaxed) != key else { return }
             counts.withLock { counts in
+                defer { lastBudget.store(key, ordering: .relaxed) }
                 guard counts.spans.count < Self.maximumNames || counts.spans[end.name] != nil else { return }
                 // One lookup, updated in place: this runs on every over-budget end.
                 counts.spans[end.name, default: Span()].budgetNanos = .some(end.budgetNanos)

@@ -24,14 +24,24 @@ public final class RecordPipeline: Sendable {
     enum Slot: Sendable {
         case inline(InlineDelivery)
         case buffered(BufferedDelivery)
+        case concurrent(ConcurrentDelivery)
     }
 
     private struct State: Sendable {
+        /// Every sink, in the order added.
         var slots: [Slot] = []
-        var nextSequence: UInt64 = 1
+        /// The inline and buffered sinks: offered each record under this lock, in sequence order.
+        var ordered: [Slot] = []
     }
 
     private let state = Mutex(State())
+    /// The next record's number. Taken under `state`'s lock while ordered sinks exist (so they see
+    /// numbers in order), with one atomic add otherwise.
+    private let nextSequence = Atomic<UInt64>(1)
+    /// Whether any inline or buffered sink exists: only then does emitting take the lock.
+    private let hasOrdered = Atomic<Bool>(false)
+    /// The concurrent sinks, read without a lock.
+    private let concurrent = ConcurrentSinks()
     private let transform = Mutex<(@Sendable (Record) -> Record?)?>(nil)
     /// Whether a transform is set: emitting reads this flag, not the transform's lock, when none is.
     private let hasTransform = Atomic<Bool>(false)
@@ -66,8 +76,17 @@ public final class RecordPipeline: Sendable {
         switch mode {
         case .inline: slot = .inline(InlineDelivery(sink: sink, capacityBytes: backlogBytes))
         case .buffered(let capacity): slot = .buffered(BufferedDelivery(sink: sink, capacity: capacity))
+        case .concurrent: slot = .concurrent(ConcurrentDelivery(sink: sink))
         }
-        state.withLock { $0.slots.append(slot) }
+        state.withLock { state in
+            state.slots.append(slot)
+            if case .concurrent(let delivery) = slot {
+                concurrent.append(delivery)
+            } else {
+                state.ordered.append(slot)
+                hasOrdered.store(true, ordering: .releasing)
+            }
+        }
     }
 
     /// Installs the redaction/enrichment hook, run on every record before any sink sees it.
@@ -103,25 +122,40 @@ public final class RecordPipeline: Sendable {
     func enqueue(_ record: Record) -> PendingDelivery? {
         guard let record = transformed(record) else { return nil }
         let me = UInt(pthread_self())
-        return state.withLock { state -> PendingDelivery? in
-            let sequenced = SequencedRecord(sequence: state.nextSequence, record: record)
-            state.nextSequence += 1
-            // The owned lanes as bits of slot indices (slots are only ever appended), so emitting
-            // allocates no list; sinks past the 64th, if any, in an overflow list.
-            var owned: UInt64 = 0
-            var overflow: [InlineDelivery] = []
-            for (index, slot) in state.slots.enumerated() {
-                switch slot {
-                case .inline(let lane):
-                    guard lane.offer(sequenced, thread: me) else { continue }
-                    if index < 64 { owned |= 1 << UInt64(index) } else { overflow.append(lane) }
-                case .buffered(let delivery):
-                    delivery.enqueue(sequenced)
-                }
+        var pending: PendingDelivery?
+        let sequenced: SequencedRecord
+        if hasOrdered.load(ordering: .acquiring) {
+            (sequenced, pending) = state.withLock { state -> (SequencedRecord, PendingDelivery?) in
+                let sequenced = SequencedRecord(
+                    sequence: nextSequence.wrappingAdd(1, ordering: .relaxed).oldValue, record: record)
+                return (sequenced, offer(sequenced, to: state.ordered, thread: me))
             }
-            guard owned != 0 || !overflow.isEmpty else { return nil }
-            return PendingDelivery(record: sequenced, slots: state.slots, owned: owned, overflow: overflow, thread: me)
+        } else {
+            sequenced = SequencedRecord(sequence: nextSequence.wrappingAdd(1, ordering: .relaxed).oldValue, record: record)
         }
+        concurrent.deliver(sequenced)
+        return pending
+    }
+
+    /// Offers the record to each ordered sink; the caller holds `state`'s lock.
+    private func offer(_ sequenced: SequencedRecord, to slots: [Slot], thread me: UInt) -> PendingDelivery? {
+        // The owned lanes as bits of slot indices (slots are only ever appended), so emitting
+        // allocates no list; sinks past the 64th, if any, in an overflow list.
+        var owned: UInt64 = 0
+        var overflow: [InlineDelivery] = []
+        for (index, slot) in slots.enumerated() {
+            switch slot {
+            case .inline(let lane):
+                guard lane.offer(sequenced, thread: me) else { continue }
+                if index < 64 { owned |= 1 << UInt64(index) } else { overflow.append(lane) }
+            case .buffered(let delivery):
+                delivery.enqueue(sequenced)
+            case .concurrent:
+                continue
+            }
+        }
+        guard owned != 0 || !overflow.isEmpty else { return nil }
+        return PendingDelivery(record: sequenced, slots: slots, owned: owned, overflow: overflow, thread: me)
     }
 
     /// Waits until every sink has handled every record emitted before this call: buffered sinks'
@@ -140,6 +174,8 @@ public final class RecordPipeline: Sendable {
                 case .buffered(let delivery):
                     let mark = delivery.acceptedCount
                     return { delivery.waitUntilProcessed(mark, deadline: $0) }
+                case .concurrent(let delivery):
+                    return { delivery.sink.waitUntilDone(deadline: $0) }
                 }
             }
         }
@@ -156,13 +192,15 @@ public final class RecordPipeline: Sendable {
                     lane.statistics()
                 case .buffered(let delivery):
                     delivery.statistics()
+                case .concurrent(let delivery):
+                    delivery.counters.snapshot(sinkType: String(describing: type(of: delivery.sink)), mode: .concurrent)
                 }
             }
         }
     }
 
     /// The number the next emitted record will get, minus one: how many records were emitted.
-    public var emittedCount: UInt64 { state.withLock { $0.nextSequence - 1 } }
+    public var emittedCount: UInt64 { nextSequence.load(ordering: .relaxed) - 1 }
 
     private func transformed(_ record: Record) -> Record? {
         guard hasTransform.load(ordering: .acquiring), let transform = transform.withLock({ $0 }) else { return record }
@@ -189,5 +227,53 @@ struct PendingDelivery: Sendable {
             if case .inline(let lane) = slots[index] { lane.deliver(record, thread: thread) }
         }
         for lane in overflow { lane.deliver(record, thread: thread) }
+    }
+}
+
+/// A `.concurrent` sink with its counters.
+final class ConcurrentDelivery: Sendable {
+    let sink: any RecordSink
+    let counters = DeliveryCounters()
+
+    init(sink: any RecordSink) { self.sink = sink }
+
+    func deliver(_ record: SequencedRecord) {
+        guard sink.accepts(record.record) else { return }
+        do {
+            try sink.receive(record)
+            counters.delivered.add(1, ordering: .relaxed)
+        } catch {
+            counters.failures.add(1, ordering: .relaxed)
+        }
+    }
+}
+
+/// The concurrent sinks, appended under the pipeline's lock and read by emitters without one: each
+/// is stored before the count that shows it is published (release/acquire).
+///
+/// `@unchecked Sendable`: slots below `count` are written once, before `count` covers them.
+final class ConcurrentSinks: @unchecked Sendable {
+    static let capacity = 16
+    private let slots = UnsafeMutablePointer<ConcurrentDelivery?>.allocate(capacity: ConcurrentSinks.capacity)
+    private let count = Atomic<Int>(0)
+
+    init() { slots.initialize(repeating: nil, count: Self.capacity) }
+
+    /// Adds a sink; the caller holds the pipeline's lock (one appender at a time).
+    func append(_ delivery: ConcurrentDelivery) {
+        let index = count.load(ordering: .relaxed)
+        precondition(index < Self.capacity, "RecordPipeline holds at most \(Self.capacity) concurrent sinks")
+        slots[index] = delivery
+        count.store(index + 1, ordering: .releasing)
+    }
+
+    func deliver(_ record: SequencedRecord) {
+        let published = count.load(ordering: .acquiring)
+        for index in 0..<published { slots[index]?.deliver(record) }
+    }
+
+    deinit {
+        slots.deinitialize(count: Self.capacity)
+        slots.deallocate()
     }
 }

@@ -1,4 +1,5 @@
 // What a record consumer implements, how it is attached, and what the pipeline counts for it.
+import Foundation
 
 /// Receives records from a ``RecordPipeline``: the JSONL ledger, exporters, tests.
 ///
@@ -31,6 +32,11 @@ public protocol RecordSink: Sendable {
     /// before it saw them (an inline sink's backlog was full while it was busy), so the sink can
     /// say so where its readers look. The default ignores it.
     func receiveDropped(_ count: UInt64, cause: DropCause)
+
+    /// Waits until what ``receive(_:)`` accepted has taken its effect (a `.concurrent` sink's own
+    /// queue is written); false if `deadline` passed first. The pipeline's `flush` calls it for
+    /// `.concurrent` sinks. The default returns true at once.
+    func waitUntilDone(deadline: Date) -> Bool
 }
 
 extension RecordSink {
@@ -45,6 +51,8 @@ extension RecordSink {
     }
 
     public func receiveDropped(_ count: UInt64, cause: DropCause) {}
+
+    public func waitUntilDone(deadline: Date) -> Bool { true }
 }
 
 /// Why records meant for a sink were lost.
@@ -63,6 +71,12 @@ public enum SinkMode: Sendable, Equatable {
     /// Called on the sink's own thread from a bounded queue, in sequence order. When the queue is
     /// full, new records are dropped for this sink (and counted) rather than blocking the emitter.
     case buffered(capacity: Int)
+    /// Called on the emitting thread with no pipeline lock held, by any number of threads at once:
+    /// the sink keeps its own order and bounds (the ledger's crash-durable queue, the live
+    /// metrics). A pipeline whose sinks are all `.concurrent` numbers records with one atomic add
+    /// and takes no lock. Records a registered span emits are handed over under the span
+    /// registry's lock, so one key's records keep their order.
+    case concurrent
 }
 
 /// What happened to the records offered to one sink.

@@ -94,8 +94,15 @@ public final class SessionStore: Sendable {
         }
     }
 
+    /// Where session `id` keeps its ledger queue (Perf's crash-durable queue of ledger lines):
+    /// beside its journal, so the next start replays it and acknowledgement deletes it.
+    public func ledgerQueuePath(id: String) -> String {
+        sessionsDirectory.appendingPathComponent(id, isDirectory: true).appendingPathComponent("ledger.queue").path
+    }
+
     /// Where session `id` keeps its span memory (``SpanMemory``): beside its journal, so that
     /// recovery reads it and acknowledgement deletes it with the journal.
+
     public func spanMemoryPath(id: String) -> String {
         sessionsDirectory.appendingPathComponent(id, isDirectory: true)
             .appendingPathComponent(RecoveredSpanMemory.fileName).path
