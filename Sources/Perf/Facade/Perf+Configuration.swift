@@ -61,9 +61,10 @@ extension Perf {
         public var recording: Recording
         /// The ledger's size cap; at the cap it rotates to `perf-events.jsonl.prev`.
         public var ledgerCapBytes: Int
-        /// The bound of the ledger's backlog, in estimated bytes (4 MiB by default): over-budget
-        /// lines wait there while another thread is writing, and are written in batches. Lines that
-        /// find it full are dropped and counted in a `dropped` line with `"cause":"backlog"`.
+        /// The size of the ledger's crash-durable queue (4 MiB by default, at least 64 KiB): every
+        /// ledger line is copied there before the call that made it returns, and written from
+        /// there in runs. Lines that find it full are dropped and counted in a `dropped` line with
+        /// `"cause":"backlog"`.
         public var ledgerBacklogBytes: Int = 4 << 20
         /// The size cap of `performance-report.json`.
         public var reportCapBytes: Int

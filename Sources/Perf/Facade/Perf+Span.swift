@@ -7,12 +7,13 @@ extension Perf {
     /// An open span: a small value that ends once.
     ///
     /// Under budget, `end()` ticks the span's histogram and stores nothing else; over budget (or
-    /// with `slowMs: nil`) it appends one line to the ledger before it returns, or, while another
-    /// thread is inside the ledger's write, queues it to be appended next, in order (no thread
-    /// waits for another's disk write; the queue is bounded by
-    /// ``Configuration/ledgerBacklogBytes``, and a line that finds it full is counted in a
-    /// `dropped` line). Either way an over-budget or failed end is counted in span memory, which
-    /// the report's over-budget and exit figures come from.
+    /// with `slowMs: nil`) its ledger line is crash-durable when `end()` returns: copied into the
+    /// ledger's queue, a file mapping the next start writes from after a kill, and written to the
+    /// ledger by this thread unless another thread is writing then (that one writes it next, in
+    /// order: no thread waits for another's disk write). The queue is bounded by
+    /// ``Configuration/ledgerBacklogBytes``; a line that finds it full is counted in a `dropped`
+    /// line. Either way an over-budget or failed end is counted in span memory, which the report's
+    /// over-budget and exit figures come from.
     ///
     /// A span is `~Copyable` and both `end` methods are `consuming`, so a span that could be ended
     /// twice does not compile: a second `end()`, or ending a copy, is the compiler's

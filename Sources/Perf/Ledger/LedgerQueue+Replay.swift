@@ -32,51 +32,47 @@ extension LedgerQueue {
         guard fd >= 0 else { return nil }
         defer { Glibc.close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0, info.st_size >= headerBytes + 64, info.st_size <= 1 << 34 else { return nil }
-        let size = Int(info.st_size)
-        guard let base = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), base != MAP_FAILED else {
-            return nil
-        }
-        defer { munmap(base, size) }
-        func field(_ offset: Int) -> UnsafeMutablePointer<UInt64> {
-            (base + offset).assumingMemoryBound(to: UInt64.self)
-        }
-        let capacity = UInt64(size - headerBytes)
-        guard field(Field.magic).pointee == magic,
-            base.load(fromByteOffset: Field.version, as: UInt32.self) == version,
-            field(Field.capacity).pointee == capacity, capacity % 8 == 0
-        else { return nil }
-        let head = field(Field.head).pointee
-        var tail = field(Field.tail).pointee
-        var replay = Replay()
-        if tail <= head, head - tail <= capacity {
-            let ring = UnsafeRawBufferPointer(start: base + headerBytes, count: Int(capacity))
-            let writing = field(Field.writing).pointee
-            var entries = readEntries(ring, from: tail, to: head, replay: &replay)
-            if writing > tail, writing <= head, let last = entries.last(where: { $0.end <= writing }),
-                ledgerContains(last.line, writer: writer)
-            {
-                // The write of [tail, writing) returned before the kill, and its `tail` store did not.
-                replay.runAlreadyWritten = true
-                entries.removeAll { $0.end <= writing }
-                tail = writing
+        guard fstat(fd, &info) == 0, info.st_size >= headerBytes + 64, info.st_size <= 1 << 30 else { return nil }
+        // Read with pread, never mapped: a file cut short under the reader cannot fault it.
+        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
+        let read = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+        guard read == bytes.count else { return nil }
+        return bytes.withUnsafeBytes { file -> Replay? in
+            func field(_ offset: Int) -> UInt64 { file.load(fromByteOffset: offset, as: UInt64.self) }
+            let capacity = UInt64(file.count - headerBytes)
+            guard field(Field.magic) == magic, file.load(fromByteOffset: Field.version, as: UInt32.self) == version,
+                field(Field.capacity) == capacity, capacity % 8 == 0
+            else { return nil }
+            let head = field(Field.head)
+            let tail = field(Field.tail)
+            var replay = Replay()
+            if tail <= head, head - tail <= capacity {
+                let ring = UnsafeRawBufferPointer(rebasing: file[headerBytes...])
+                let writing = field(Field.writing)
+                var entries = readEntries(ring, from: tail, to: head, replay: &replay)
+                if writing > tail, writing <= head, let last = entries.last(where: { $0.end <= writing }),
+                    ledgerContains(last.line, writer: writer)
+                {
+                    // The write of [tail, writing) returned before the kill; its `tail` store did not.
+                    replay.runAlreadyWritten = true
+                    entries.removeAll { $0.end <= writing }
+                }
+                var run: [UInt8] = []
+                for entry in entries { run.append(contentsOf: entry.line) }
+                if !entries.isEmpty {
+                    _ = writer.append(encodedLines: run[...], count: entries.count, session: session)
+                }
+                replay.lines = entries.count
             }
-            var run: [UInt8] = []
-            for entry in entries { run.append(contentsOf: entry.line) }
-            if !entries.isEmpty {
-                _ = writer.append(encodedLines: run[...], count: entries.count, session: session)
+            replay.dropped = field(Field.dropped)
+            if replay.dropped > 0 {
+                writer.appendDropped(Int(clamping: replay.dropped), cause: DropCause.backlog.rawValue, session: session)
             }
-            replay.lines = entries.count
+            // Empty now: a second replay (this start dying before it acknowledged) writes nothing again.
+            var emptied = (tail: head, writing: head, dropped: UInt64(0))
+            _ = withUnsafeBytes(of: &emptied) { pwrite(fd, $0.baseAddress, $0.count, off_t(Field.tail)) }
+            return replay
         }
-        replay.dropped = field(Field.dropped).pointee
-        if replay.dropped > 0 {
-            writer.appendDropped(Int(clamping: replay.dropped), cause: DropCause.backlog.rawValue, session: session)
-        }
-        // Empty now: a second replay (this start dying before it acknowledged) writes nothing again.
-        field(Field.tail).pointee = head
-        field(Field.writing).pointee = head
-        field(Field.dropped).pointee = 0
-        return replay
     }
 
     /// The committed lines between `from` and `to`, in order, each with the position after it.
