@@ -18,6 +18,8 @@
 # Usage: scripts/validate-sanitizers.sh [--build-only | --no-build] [address|thread]...   (default: both)
 #   --build-only   only the builds (CI makes them while it runs other checks, then the checks)
 #   --no-build     only the checks, on the builds already in .build/sanitize-*
+# PERF_SANITIZER_JOBS=N builds with `swift build -j N` (CI gives the builds one core while its
+# release build has the other).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/lib.sh
@@ -56,6 +58,7 @@ for sanitizer in "${sanitizers[@]}"; do
     case "$sanitizer" in address | thread) ;; *) echo "$usage" >&2; exit 2 ;; esac
     scratch=$root/.build/sanitize-$sanitizer
     flags=("${sanitizer_flags[@]}")
+    [ -z "${PERF_SANITIZER_JOBS:-}" ] || flags+=(-j "$PERF_SANITIZER_JOBS")
     [ "$sanitizer" = thread ] && flags+=(-Xswiftc -DPERF_SANITIZER_LOCKS)
     if [ "$build" -eq 1 ]; then
         started=$(date +%s)
