@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 PERF_TLS perf_reader perf_tls_reader;
+PERF_TLS uint64_t perf_tls_scope;
+uint64_t perf_async_scopes;
 uintptr_t perf_span_clock_recorder;
 
 static pthread_mutex_t readers_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -18,7 +18,8 @@ import Testing
                 SpanEndRecord(
                     id: 1, name: "api.get", key: "secret-key", site: "App/API.swift:88", startWallNanos: wall,
                     durationNanos: 2_000_000_000, budgetNanos: 1_000_000_000, exit: .failure, reason: "HTTPError",
-                    detail: "https://user@host/v1/threads?token=x", count: 200)),
+                    detail: "https://user@host/v1/threads?token=x", count: 200,
+                    children: [ChildTotal(name: "db.query", count: 3, totalNanos: 1_200_000_000, maxNanos: 900_000_000)])),
             .spanEnded(
                 SpanEndRecord(
                     id: 2, name: "boot", site: "App/Main.swift:3", startWallNanos: wall, durationNanos: 5,

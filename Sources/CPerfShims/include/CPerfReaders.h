@@ -76,6 +76,20 @@ static inline uintptr_t perf_span_clock_recorder_load(void) {
     return __atomic_load_n(&perf_span_clock_recorder, __ATOMIC_RELAXED);
 }
 
+/// The parent scope of spans that begin on this thread now: 0 outside a synchronous
+/// `Perf.measure`, 1 inside one that has no child yet, else a scope reference (ChildScopes).
+extern PERF_TLS uint64_t perf_tls_scope;
+/// How many asynchronous `Perf.measure` bodies run now, in any task: while none does, a span's
+/// begin reads no task-local.
+extern uint64_t perf_async_scopes;
+
+static inline uint64_t perf_scope_get(void) { return perf_tls_scope; }
+static inline void perf_scope_set(uint64_t scope) { perf_tls_scope = scope; }
+static inline uint64_t perf_async_scopes_load(void) { return __atomic_load_n(&perf_async_scopes, __ATOMIC_RELAXED); }
+static inline void perf_async_scopes_add(int64_t delta) {
+    __atomic_fetch_add(&perf_async_scopes, (uint64_t)delta, __ATOMIC_RELAXED);
+}
+
 static inline void perf_span_clock_recorder_store(uintptr_t recorder) {
     __atomic_store_n(&perf_span_clock_recorder, recorder, __ATOMIC_RELEASE);
 }

@@ -97,6 +97,17 @@ enum LedgerLines {
         event.count = end.count
         event.site = end.site
         if let reason = end.reason { event.extra["reason"] = .string(PrivacyFilter.sanitize(detail: reason)) }
+        if !end.children.isEmpty {
+            event.extra["children"] = .objects(
+                end.children.sorted { $0.totalNanos > $1.totalNanos }.map { child in
+                    [
+                        "name": .string(child.name), "count": .int(Int64(clamping: child.count)),
+                        "totalMs": .double(ms(child.totalNanos)), "maxMs": .double(ms(child.maxNanos)),
+                    ]
+                })
+            let inChildren = end.children.reduce(UInt64(0)) { $0 &+ $1.totalNanos }
+            event.extra["selfMs"] = .double(ms((end.durationNanos ?? 0) &- min(end.durationNanos ?? 0, inChildren)))
+        }
         return event
     }
 

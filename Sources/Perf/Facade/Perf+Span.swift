@@ -24,31 +24,70 @@ extension Perf {
     /// consume a local; `Perf.measure` ends its span however the closure leaves.
     public struct Span: ~Copyable, Sendable {
         @usableFromInline let token: SpanToken?
+        /// This span's own parent scope (``ChildScopes``), made by its first ``child(_:slowMs:fileID:line:)``
+        /// or by `measure`; 0 while it has none.
+        @usableFromInline var scope: UInt64
 
         @inlinable
-        init(token: SpanToken?) { self.token = token }
+        init(token: SpanToken?, scope: UInt64 = 0) {
+            self.token = token
+            self.scope = scope
+        }
 
         /// Ends the span successfully; the span is consumed.
         @inlinable
         public consuming func end() {
             // No pre-check of the slot: a token exists only if something was installed at begin,
             // and the acquiring load below finds nothing once it is shut down.
-            guard let token else { return }
+            guard let token else { return Span.endScopeOnly(scope) }
             // Spelled out rather than through `withRecorder`: the optimizer then inlines the end
             // into the caller, as it did before the reader section (through the generic helper
             // it called the end's closure out of line, ~2 ns more per span).
+            let scope = scope
             let section = perf_reader_enter()
             if let recorder = PerfState.recorderSlot.load(ordering: .acquiring) {
-                recorder._withUnsafeGuaranteedRef { $0.end(token) }
+                recorder._withUnsafeGuaranteedRef { $0.end(token, scope: scope) }
+            } else {
+                Span.endScopeOnly(scope)
             }
             perf_reader_exit(section)
+        }
+
+        /// Frees a scope whose span ends into nothing (inert, or after `shutdown`).
+        @inlinable
+        static func endScopeOnly(_ scope: UInt64) {
+            if scope != 0 { _ = ChildScopes.shared.release(scope) }
+        }
+
+        /// Begins a child of this span: its time is added to this span's `children` (shown when
+        /// this span is over budget), wherever and on whatever thread or task it ends, as long as
+        /// it ends before this span does. For callback-style code, where one thread interleaves
+        /// many requests' spans and nesting cannot be told from the thread: keep the request's
+        /// span in a `var` and make its children from it. The child keeps its own histogram,
+        /// budget and line. This span is not consumed.
+        ///
+        /// ```swift
+        /// var request = Perf.begin("api.get", slowMs: 1000)
+        /// let query = request.child("db.query", slowMs: 50)
+        /// query.end()
+        /// request.end()   // over budget: its line lists db.query under "children"
+        /// ```
+        public mutating func child(
+            _ name: StaticString, slowMs: Double?, fileID: StaticString = #fileID, line: UInt = #line
+        ) -> Span {
+            guard token != nil, PerfState.recorderSlot.load(ordering: .relaxed) != nil else { return Span(token: nil) }
+            if scope == 0 { scope = ChildScopes.shared.acquire() }
+            let parent = scope
+            let site = CallSite(fileID: fileID, line: UInt32(truncatingIfNeeded: line))
+            return Span(
+                token: PerfState.withRecorder { $0.begin(name, budgetNanos: Perf.budgetNanos(slowMs), site: site, parent: parent) })
         }
 
         /// `end()` with the `span_end` USDT probe compiled out: perf-bench's baseline for what the
         /// probe costs a program when no tracer listens (the same code, measured in the same run).
         @inlinable
         package consuming func endWithoutProbe() {
-            guard let token else { return }
+            guard let token else { return Span.endScopeOnly(scope) }
             let section = perf_reader_enter()
             if let recorder = PerfState.recorderSlot.load(ordering: .acquiring) {
                 recorder._withUnsafeGuaranteedRef {
@@ -68,8 +107,13 @@ extension Perf {
         ///   - count: How many items the span handled.
         ///   - reason: A short, content-free reason for a non-success exit (an error type name).
         public consuming func end(exit: Exit = .success, detail: String? = nil, count: Int? = nil, reason: String? = nil) {
-            guard let token, PerfState.recorderSlot.load(ordering: .relaxed) != nil else { return }
-            PerfState.withRecorder { $0.end(token, exit: exit, reason: reason, detail: detail, count: count) }
+            let scope = scope
+            guard let token, PerfState.recorderSlot.load(ordering: .relaxed) != nil else { return Span.endScopeOnly(scope) }
+            let ended: Bool? = PerfState.withRecorder {
+                $0.end(token, exit: exit, reason: reason, detail: detail, count: count, scope: scope)
+                return true
+            }
+            if ended == nil { Span.endScopeOnly(scope) }
         }
     }
 
@@ -158,15 +202,29 @@ extension Perf {
         // Begin and end each load the slot, as a span's do: no reference to the recorder is held
         // across `body`, so a shutdown meanwhile can free it (the end then goes to whatever is
         // installed by then, or nowhere).
-        let span = begin(name, slowMs: slowMs, fileID: fileID, line: line)
+        // The body's spans join this one's scope through a thread-local: `pending` until the first
+        // of them makes the scope, so a measure without children makes none.
+        var span = begin(name, slowMs: slowMs, fileID: fileID, line: line)
+        let outer = perf_scope_get()
+        perf_scope_set(ChildScopes.pending)
         do {
             let result = try body()
+            span.scope = Self.takeScope(restoring: outer)
             span.end()
             return result
         } catch {
+            span.scope = Self.takeScope(restoring: outer)
             span.end(exit: SpanExit.derived(from: error), reason: measureReason(for: error))
             throw error
         }
+    }
+
+    /// The scope a synchronous measure's body made (0 if none), with the thread-local put back.
+    @inlinable
+    static func takeScope(restoring outer: UInt64) -> UInt64 {
+        let scope = perf_scope_get()
+        perf_scope_set(outer)
+        return scope > ChildScopes.pending ? scope : 0
     }
 
     /// Measures an async `body` as one span, on the caller's isolation.
@@ -178,12 +236,25 @@ extension Perf {
         guard PerfState.recorderSlot.load(ordering: .relaxed) != nil else { return try await body() }
         // No reader section spans the await (it would resume on another thread): begin and end
         // each load the slot, as the synchronous form's do.
-        let span = begin(name, slowMs: slowMs, fileID: fileID, line: line)
-        do {
-            let result = try await body()
+        // The body's spans, and those of the child tasks structured under it, join this one's
+        // scope through a task-local.
+        var span = begin(name, slowMs: slowMs, fileID: fileID, line: line)
+        let scope = span.token == nil ? 0 : ChildScopes.shared.acquire()
+        span.scope = scope
+        perf_async_scopes_add(1)
+        let outcome: Swift.Result<Result, Failure> = await ChildScopes.$current.withValue(scope) {
+            do throws(Failure) {
+                return .success(try await body())
+            } catch {
+                return .failure(error)
+            }
+        }
+        perf_async_scopes_add(-1)
+        switch outcome {
+        case .success(let result):
             span.end()
             return result
-        } catch {
+        case .failure(let error):
             span.end(exit: SpanExit.derived(from: error), reason: measureReason(for: error))
             throw error
         }

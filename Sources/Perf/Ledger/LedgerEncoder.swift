@@ -141,7 +141,22 @@ package enum LedgerEncoder {
         case .double(let number): appendDouble(number, into: &out)
         case .bool(let flag): writeBool(flag, into: &out)
         case .strings(let strings): appendArray(strings, into: &out)
+        case .objects(let objects): appendObjects(objects, into: &out)
         }
+    }
+
+    private static func appendObjects(_ objects: [[String: LedgerValue]], into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "["))
+        for (index, object) in objects.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            out.append(UInt8(ascii: "{"))
+            var first = true
+            for key in object.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
+                if let value = object[key] { writeExtra(key, value, into: &out, first: &first) }
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+        out.append(UInt8(ascii: "]"))
     }
 
     /// Schema keys need no escaping: each is copied whole from its static bytes (`,"name":`), with

@@ -93,6 +93,8 @@ public enum LedgerValue: Sendable, Equatable, Hashable {
     case bool(Bool)
     /// An array of strings.
     case strings([String])
+    /// An array of objects, each written with its keys in byte order (a span's `children`).
+    indirect case objects([[String: LedgerValue]])
 }
 
 extension LedgerEvent {

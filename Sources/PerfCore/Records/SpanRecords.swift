@@ -28,12 +28,15 @@ public struct SpanEndRecord: Sendable, Equatable {
     public var detail: String?
     /// Caller-supplied item count.
     public var count: Int?
+    /// The spans that began and ended inside this one (``ChildScopes``), by name; empty for a span
+    /// that is no parent or had no children.
+    public var children: [ChildTotal]
 
     /// Creates a span end record.
     public init(
         id: UInt64, name: String, key: String? = nil, site: String, startWallNanos: UInt64,
         durationNanos: UInt64?, budgetNanos: UInt64?, exit: SpanExit, reason: String? = nil,
-        detail: String? = nil, count: Int? = nil
+        detail: String? = nil, count: Int? = nil, children: [ChildTotal] = []
     ) {
         self.id = id
         self.name = name
@@ -46,6 +49,7 @@ public struct SpanEndRecord: Sendable, Equatable {
         self.reason = reason
         self.detail = detail
         self.count = count
+        self.children = children
     }
 
     /// True when the span ran past its budget, or has no budget (recorded every time).

@@ -96,7 +96,16 @@ public final class SpanRecorder: Sendable {
             return beginRegistered(
                 name, key: nil, budgetNanos: budgetNanos, lifetime: lifetime, site: site, start: start)
         }
-        return SpanToken(name: name, startNanos: start, budgetNanos: budgetNanos, site: site, id: 0)
+        return SpanToken(
+            name: name, startNanos: start, budgetNanos: budgetNanos, site: site, id: 0,
+            parent: ChildScopes.parentForBegin())
+    }
+
+    /// Begins a scoped span whose parent is `parent` (a ``ChildScopes`` reference): an explicit
+    /// child, whatever the thread or task it begins on.
+    @inlinable
+    public func begin(_ name: StaticString, budgetNanos: UInt64?, site: CallSite, parent: UInt64) -> SpanToken {
+        SpanToken(name: name, startNanos: monotonicNanos(), budgetNanos: budgetNanos, site: site, id: 0, parent: parent)
     }
 
     /// Whether this recorder times spans with the span clock (``SpanClock/shared``), as every
@@ -108,7 +117,9 @@ public final class SpanRecorder: Sendable {
     /// span with no reader section and no load through the recorder.
     @inlinable @inline(__always)
     public static func beginOnSpanClock(_ name: StaticString, budgetNanos: UInt64?, site: CallSite) -> SpanToken {
-        SpanToken(name: name, startNanos: perf_fast_ns(), budgetNanos: budgetNanos, site: site, id: 0)
+        SpanToken(
+            name: name, startNanos: perf_fast_ns(), budgetNanos: budgetNanos, site: site, id: 0,
+            parent: ChildScopes.parentForBegin())
     }
 
     /// Ends a span: ticks its histogram, and records it if it ran past its budget (or has none).
@@ -125,9 +136,9 @@ public final class SpanRecorder: Sendable {
     @inlinable
     public func end(
         _ token: SpanToken, exit: SpanExit = .success, reason: String? = nil, detail: String? = nil,
-        count: Int? = nil
+        count: Int? = nil, scope: UInt64 = 0
     ) {
-        end(token, exit: exit, reason: reason, detail: detail, count: count, probes: true)
+        end(token, exit: exit, reason: reason, detail: detail, count: count, probes: true, scope: scope)
     }
 
     /// The end above with its `span_end` probe compiled in or out: `probes` is a constant at each
@@ -135,10 +146,12 @@ public final class SpanRecorder: Sendable {
     /// (the same span code, measured in the same run).
     @inlinable @inline(__always)
     package func end(
-        _ token: SpanToken, exit: SpanExit, reason: String?, detail: String?, count: Int?, probes: Bool
+        _ token: SpanToken, exit: SpanExit, reason: String?, detail: String?, count: Int?, probes: Bool,
+        scope: UInt64 = 0
     ) {
         let now = monotonicNanos()
         let elapsed = elapsed(from: token.startNanos, to: now)
+        if token.parent != 0 { ChildScopes.shared.add(token.parent, name: token.name, nanos: elapsed) }
         guard token.id == 0 else {
             endRegistered(token, elapsed: elapsed, exit: exit, reason: reason, detail: detail, count: count)
             return
@@ -151,11 +164,16 @@ public final class SpanRecorder: Sendable {
         if elapsed >= token.recordThresholdNanos {
             recordScopedEnd(
                 name: token.name, site: token.site, recordThresholdNanos: token.recordThresholdNanos, elapsed: elapsed,
-                exit: exit, reason: reason, detail: detail, count: count)
-        } else if exit != .success {
-            tallyExit(token.name, exit: exit, site: token.site)
+                exit: exit, reason: reason, detail: detail, count: count, scope: scope)
+        } else {
+            if exit != .success { tallyExit(token.name, exit: exit, site: token.site) }
+            if scope != 0 { Self.endScope(scope) }
         }
     }
+
+    /// An under-budget parent's scope: freed, its totals unused.
+    @usableFromInline @inline(never)
+    static func endScope(_ scope: UInt64) { _ = ChildScopes.shared.release(scope) }
 
     /// An under-budget end that did not succeed: counted in its name's tally, out of line (a
     /// constant `.success` exit folds this branch away).
@@ -174,8 +192,9 @@ public final class SpanRecorder: Sendable {
     @usableFromInline @inline(never)
     func recordScopedEnd(
         name: StaticString, site: CallSite, recordThresholdNanos: UInt64, elapsed: UInt64, exit: SpanExit,
-        reason: String?, detail: String?, count: Int?
+        reason: String?, detail: String?, count: Int?, scope: UInt64 = 0
     ) {
+        let children = scope == 0 ? [] : ChildScopes.shared.release(scope)
         let budget = SpanToken.budget(recordThresholdNanos: recordThresholdNanos)
         histograms.tally(name, overBudgetNanos: budget == nil ? nil : elapsed, exit: exit, site: site)
         let wall = clock.wallNanos()
@@ -185,6 +204,6 @@ public final class SpanRecorder: Sendable {
                     id: 0, name: name.description, site: site.description,
                     startWallNanos: wall >= elapsed ? wall - elapsed : 0, durationNanos: elapsed,
                     budgetNanos: budget, exit: exit,
-                    reason: reason, detail: detail, count: count)))
+                    reason: reason, detail: detail, count: count, children: children)))
     }
 }

@@ -19,10 +19,12 @@ public struct SpanToken: Sendable {
     public let site: CallSite
     /// The registry id of a registered span; 0 for a scoped span.
     public let id: UInt64
+    /// The parent scope the span began in (``ChildScopes``); 0 for a root.
+    public let parent: UInt64
 
     /// Creates a token; only the recorder does, so the threshold encoding stays private.
     @inlinable
-    init(name: StaticString, startNanos: UInt64, budgetNanos: UInt64?, site: CallSite, id: UInt64) {
+    init(name: StaticString, startNanos: UInt64, budgetNanos: UInt64?, site: CallSite, id: UInt64, parent: UInt64 = 0) {
         self.name = name
         self.startNanos = startNanos
         if let budgetNanos {
@@ -32,6 +34,7 @@ public struct SpanToken: Sendable {
         }
         self.site = site
         self.id = id
+        self.parent = parent
     }
 
     /// The budget; `nil` means the span is recorded every time it ends.

@@ -351,6 +351,7 @@ extension LedgerValue: Codable {
         case .double(let value): try container.encode(value)
         case .bool(let value): try container.encode(value)
         case .strings(let value): try container.encode(value)
+        case .objects(let value): try container.encode(value)
         }
     }
 }
