@@ -40,6 +40,7 @@ enum FacadeBenchmarks {
             twoThreadsName: "Perf.begin+end under budget, TSC clock, 2 threads (mean of medians)", target: 0.6,
             clockNote: "span clock: \(SpanClock.shared.source)")
         spanFloor(context, batches: batches, iterations: iterations)
+        children(context, batches: batches, iterations: iterations)
         probeCost(context, batches: batches, iterations: iterations)
         try overBudget(context, directory: directory, count: context.scaled(20_000, quick: 5_000))
     }
@@ -131,6 +132,38 @@ enum FacadeBenchmarks {
                 samples: batches))
         twoThreads(
             context, batches: batches, iterations: iterations, name: twoThreadsName, target: target, clockNote: clockNote)
+    }
+
+    /// A child span inside a synchronous `Perf.measure` (its time added to the parent's scope), and
+    /// a `Perf.measure` with no child, each against a CLOCK_MONOTONIC read pair in the same run.
+    private static func children(_ context: BenchContext, batches: Int, iterations: Int) {
+        let child = Bench.alternating(batches: batches, iterations: iterations, baseline: Bench.clockPairs) { count in
+            Perf.measure("bench.parent", slowMs: 60_000) {
+                for _ in 0..<count { Perf.begin("bench.child", slowMs: 1000).end() }
+            }
+        }
+        let childAllocations = Perf.measure("bench.parent", slowMs: 60_000) {
+            Bench.allocationsPerOp(iterations: 10_000) { Perf.begin("bench.child", slowMs: 1000).end() }
+        }
+        let measure = Bench.alternating(batches: batches, iterations: iterations, baseline: Bench.clockPairs) { count in
+            for _ in 0..<count { Perf.measure("bench.measure", slowMs: 1000) { Bench.blackHole(count) } }
+        }
+        let measureAllocations = Bench.allocationsPerOp(iterations: 10_000) {
+            Perf.measure("bench.measure", slowMs: 1000) { Bench.blackHole(1) }
+        }
+        for (name, measured, allocations) in [
+            ("child begin+end inside a synchronous Perf.measure, TSC clock", child, childAllocations),
+            ("Perf.measure (synchronous, no child), TSC clock", measure, measureAllocations),
+        ] {
+            let ratio = measured.subject.median / measured.baseline.median
+            context.add(
+                BenchRow(
+                    group: "facade", name: name, unit: "ns/op", median: measured.subject.median,
+                    p99: measured.subject.p99, p999: measured.subject.p999, baseline: "CLOCK_MONOTONIC read pair",
+                    baselineMedian: measured.baseline.median, baselineP99: measured.baseline.p99, ratio: ratio,
+                    target: "≤ 0.7× baseline, 0 allocs", pass: ratio <= 0.7 && allocations == 0,
+                    allocationsPerOp: allocations, note: "span clock: \(SpanClock.shared.source)", samples: batches))
+        }
     }
 
     private static func probeCost(_ context: BenchContext, batches: Int, iterations: Int) {

@@ -54,8 +54,37 @@ public final class ChildScopes: @unchecked Sendable {
     static let wordsPerSlot = 1 + namesPerScope + 3 * (namesPerScope + 1)
     let capacity: Int
     private let words: UnsafeMutablePointer<UInt64>
-    /// Free slot indices, oldest freed first, so a slot is reused as late as possible.
-    private let free: Mutex<[Int]>
+    /// Free slot indices in a ring, oldest freed first, so a slot is reused as late as possible.
+    private let free: Mutex<FreeRing>
+
+    struct FreeRing: ~Copyable {
+        let slots: UnsafeMutablePointer<Int32>
+        let capacity: Int
+        var first = 0
+        var count: Int
+
+        init(capacity: Int) {
+            self.capacity = capacity
+            slots = UnsafeMutablePointer<Int32>.allocate(capacity: capacity)
+            for index in 0..<capacity { slots[index] = Int32(index) }
+            count = capacity
+        }
+
+        deinit { slots.deallocate() }
+
+        mutating func pop() -> Int? {
+            guard count > 0 else { return nil }
+            let index = Int(slots[first])
+            first = (first + 1) % capacity
+            count -= 1
+            return index
+        }
+
+        mutating func push(_ index: Int) {
+            slots[(first + count) % capacity] = Int32(index)
+            count += 1
+        }
+    }
     /// Scopes that found no free slot (their children are not counted).
     public let exhausted = Atomic<UInt64>(0)
 
@@ -63,7 +92,7 @@ public final class ChildScopes: @unchecked Sendable {
         self.capacity = capacity
         words = UnsafeMutablePointer<UInt64>.allocate(capacity: capacity * Self.wordsPerSlot)
         words.initialize(repeating: 0, count: capacity * Self.wordsPerSlot)
-        free = Mutex(Array((0..<capacity).reversed()))
+        free = Mutex(FreeRing(capacity: capacity))
     }
 
     deinit { words.deallocate() }
@@ -72,7 +101,7 @@ public final class ChildScopes: @unchecked Sendable {
 
     /// A fresh scope; 0 when every slot is in use (counted in ``exhausted``).
     public func acquire() -> UInt64 {
-        guard let index = free.withLock({ $0.popLast() }) else {
+        guard let index = free.withLock({ $0.pop() }) else {
             exhausted.add(1, ordering: .relaxed)
             return 0
         }
@@ -147,7 +176,7 @@ public final class ChildScopes: @unchecked Sendable {
         // the free list hands it out again only after every other free slot.)
         perf_atomic_store_u64_release(base, perf_atomic_load_u64(base) &+ 1)
         let index = Int(scope & 0xFFFF)
-        free.withLock { $0.insert(index, at: 0) }
+        free.withLock { $0.push(index) }
         return totals
     }
 
