@@ -11,6 +11,14 @@ import Testing
         #expect(demoOut.contains("HANGS: 1 (0 fatal"), "\(demoOut)")
         #expect(demoOut.contains("DemoWorkload.parseHugeFeed()"), "the hang's culprit: \(demoOut)")
         #expect(demoOut.contains("demo.renderFrame"))
+        // The slow fetch explains itself: its line lists the query and decodes that ran inside it.
+        let ledger = try String(
+            contentsOf: directory.appendingPathComponent("data").appendingPathComponent("perf-events.jsonl"),
+            encoding: .utf8)
+        let fetch = try #require(
+            ledger.split(separator: "\n").first { $0.contains(#""name":"demo.fetchPage""#) }, "\(ledger)")
+        #expect(fetch.contains(#""name":"demo.db.query""#) && fetch.contains(#""name":"demo.decode""#), "\(fetch)")
+        #expect(fetch.contains(#""selfMs":"#), "\(fetch)")
         #expect(demoErr.contains("perf-report demo: "), "progress goes to stderr")
         #expect(demoOut.contains("/data (the ledger perf-events.jsonl, payloads in perf-diagnostics/)"), "\(demoOut)")
         // Under `swift run` the process start includes the build: the demo records no boot span.
