@@ -147,11 +147,4 @@ public enum SpanMemoryLayout {
         guard totalBytes - arena >= 4096 else { return nil }
         return (entries, ring, arena, totalBytes - arena)
     }
-
-    static let _assertions: Void = {
-        assert(HistogramLayout.bucketCount % bucketsPerChunk == 0)
-        assert(stripeChunkRefsOffset + chunkGroups * 4 <= stripePendingOffset)
-        assert(stripePendingOffset + 8 <= stripeTagOffset)
-        assert(entryStripesOffset + stripesPerEntry * 4 <= entryBytes)
-    }()
 }
