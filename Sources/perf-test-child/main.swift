@@ -22,6 +22,7 @@ let children: [String: ([String]) -> Int32] = [
     "quiet-writer": QuietWriterChild.run,
     "install-cycles": InstallCyclesChild.run,
     "burst-kill": BurstKillChild.run,
+    "span-names": SpanNamesChild.run,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())
