@@ -84,26 +84,38 @@ extension LedgerQueue {
         let capacity = UInt64(ring.count)
         var entries: [(line: [UInt8], end: UInt64)] = []
         var position = from
-        func word(at position: UInt64) -> UInt32 { ring.load(fromByteOffset: Int(position % capacity), as: UInt32.self) }
-        while position + 8 <= to {
+        func word(at position: UInt64) -> UInt32 {
+            ring.loadUnaligned(fromByteOffset: Int(position % capacity), as: UInt32.self)
+        }
+        // Positions only grow, and every step is checked against what is left before it is taken:
+        // a damaged file (a tail not a multiple of 8, counters at the top of their range) reads
+        // as unreadable bytes, never as an overflow or a load past the ring.
+        while position < to, to - position >= 8 {
             let offset = position % capacity
+            guard capacity - offset >= 8 else {
+                replay.unreadableBytes += capacity - offset
+                position += min(capacity - offset, to - position)
+                continue
+            }
             let value = word(at: position)
             if value == skipWord {
-                position += capacity - offset
+                position += min(capacity - offset, to - position)
                 continue
             }
             let length = UInt64(value & ~copyingBit)
-            let fits = length > 0 && offset + entryBytes(Int(length)) <= capacity && position + entryBytes(Int(length)) <= to
+            let size = entryBytes(Int(length))
+            let fits = length > 0 && size <= capacity - offset && size <= to - position
             if value & copyingBit != 0, fits {
                 replay.unfinished += 1
-                position += entryBytes(Int(length))
+                position += size
                 continue
             }
             if value != 0, fits {
-                let payload = UnsafeRawBufferPointer(rebasing: ring[Int(offset) + 8..<Int(offset) + 8 + Int(length)])
-                let stored = ring.load(fromByteOffset: Int(offset) + 4, as: UInt32.self)
+                let start = Int(offset) + 8
+                let payload = UnsafeRawBufferPointer(rebasing: ring[start..<start + Int(length)])
+                let stored = ring.loadUnaligned(fromByteOffset: Int(offset) + 4, as: UInt32.self)
                 if CRC32C.checksum(payload) == stored, payload.last == UInt8(ascii: "\n") {
-                    position += entryBytes(Int(length))
+                    position += size
                     entries.append((Array(payload), position))
                     continue
                 }

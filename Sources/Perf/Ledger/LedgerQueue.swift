@@ -199,8 +199,31 @@ final class LedgerQueue: @unchecked Sendable {
             drainQueue.async { self.drainLoop() }
             return
         }
+        let now = perf_monotonic_ns()
+        let me = UInt64(UInt32(bitPattern: perf_thread_tid()))
+        let last = lastWrite.load(ordering: .relaxed)
+        if last & 0xFFFF_FFFF != me, now &- (last >> 32) << 10 < Self.lingerNanos {
+            // Lines keep coming from several threads (a server whose every request is slow): they
+            // are durable in the queue already, so this thread leaves them for one run written a
+            // moment later rather than pay a write(2) per line. One thread alone always writes its
+            // own line before it returns.
+            drainQueue.asyncAfter(deadline: .now() + .nanoseconds(Int(Self.lingerNanos))) { self.drainLoop() }
+            return
+        }
         _ = drainOnce(limit: Int(Self.inlineDrainBytes))
+        noteWrite(by: me)
         releaseDrain()
+    }
+
+    /// While several threads end lines within this of each other, a line may wait this long in
+    /// the queue for the next run.
+    static let lingerNanos: UInt64 = 1_000_000
+    /// When a drain last wrote (monotonic ns / 1024, high 32 bits) and by which thread (low 32
+    /// bits; 0 for the drain queue), for the linger above.
+    private let lastWrite = Atomic<UInt64>(0)
+
+    private func noteWrite(by thread: UInt64) {
+        lastWrite.store((perf_monotonic_ns() >> 10) << 32 | thread, ordering: .relaxed)
     }
 
     /// Gives the drain up, then takes it back for the drain queue if lines committed meanwhile
@@ -226,6 +249,7 @@ final class LedgerQueue: @unchecked Sendable {
 
     private func drainLoop() {
         while drainOnce(limit: Self.runBytes) {}
+        noteWrite(by: 0)
         releaseDrain()
     }
 
