@@ -49,13 +49,6 @@ package final class ReportDecodingContext: @unchecked Sendable {
         problems.append(problem.problem)
     }
 
-    /// Foundation's decoder, reading through this context.
-    package func decoder() -> JSONDecoder {
-        let decoder = JSONDecoder()
-        decoder.userInfo[.reportDecoding] = self
-        return decoder
-    }
-
     /// The decoder of diagnostic payloads (see ``LazyJSONDecoder``).
     func lazyDecoder() -> LazyJSONDecoder {
         var decoder = LazyJSONDecoder()
@@ -65,7 +58,8 @@ package final class ReportDecodingContext: @unchecked Sendable {
 }
 
 extension CodingUserInfoKey {
-    static let reportDecoding = CodingUserInfoKey(rawValue: "perf.report.decoding")!
+    /// Where a decoder's ``ReportDecodingContext`` sits in its `userInfo`.
+    package static let reportDecoding = CodingUserInfoKey(rawValue: "perf.report.decoding")!
 }
 
 extension Decoder {

@@ -1,5 +1,6 @@
 // How a report is read: strictly (a value of the wrong type rejects it, naming its key path) or
 // leniently (such a value is left out and listed), through the decoding in Perf's `Decoding/`.
+import Foundation
 import Perf
 
 extension PerformanceReport {
@@ -37,6 +38,14 @@ extension ReportDecodingContext {
     /// The context of one decode read as `reading` says.
     convenience init(reading: PerformanceReport.Reading, skipsHistograms: Bool = false) {
         self.init(lenient: reading == .lenient, skipsHistograms: skipsHistograms)
+    }
+
+    /// Foundation's decoder, reading through this context: reports are read with it, diagnostic
+    /// payloads with the lazy decoder.
+    func decoder() -> JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.userInfo[.reportDecoding] = self
+        return decoder
     }
 }
 
