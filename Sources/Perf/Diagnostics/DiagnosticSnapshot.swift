@@ -87,7 +87,7 @@ public struct DiagnosticSnapshot: Sendable, Equatable {
     ///
     /// - Throws: A message naming the problem: not JSON, another schema, a newer major
     ///   version, a missing or mistyped field, an invalid histogram.
-    public init(jsonBytes: [UInt8]) throws(Perf.ReportError) {
+    package init(jsonBytes: [UInt8]) throws(Perf.ReportError) {
         try self.init(jsonBytes: jsonBytes, histograms: true)
     }
 
