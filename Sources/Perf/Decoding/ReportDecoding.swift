@@ -180,7 +180,9 @@ extension KeyedDecodingContainer {
 
     /// The value at `key`, `nil` when absent or `null`; of the wrong type, an error (strict) or
     /// `nil` with a problem noted (lenient).
-    package func optional<T: Decodable>(_ key: Key, _ context: ReportDecodingContext?, as type: T.Type = T.self) throws -> T? {
+    package func optional<T: Decodable>(
+        _ key: Key, _ context: ReportDecodingContext?, as type: T.Type = T.self
+    ) throws -> T? {
         do {
             return try decodeIfPresent(T.self, forKey: key)
         } catch {
@@ -191,7 +193,9 @@ extension KeyedDecodingContainer {
 
     /// The array at `key`, empty when absent or `null`. Not an array: an error or empty; an
     /// element that does not decode: an error or left out.
-    package func list<T: Decodable>(_ key: Key, _ context: ReportDecodingContext?, of type: T.Type = T.self) throws -> [T] {
+    package func list<T: Decodable>(
+        _ key: Key, _ context: ReportDecodingContext?, of type: T.Type = T.self
+    ) throws -> [T] {
         guard contains(key), try !decodeNil(forKey: key) else { return [] }
         var items: any UnkeyedDecodingContainer
         do {
