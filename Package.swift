@@ -73,6 +73,8 @@ let package = Package(
             dependencies: [
                 "Perf", "PerfCore", "JournalKit", "CPerfShims", "CPerfAllocCounter", "PerfTestSupport",
                 .target(name: "perf-test-child"),
+                // Reads back the reports the runtime's builder writes.
+                "PerfReport",
             ],
             swiftSettings: strict),
         .testTarget(
@@ -93,12 +95,13 @@ let package = Package(
 )
 
 // scripts/validate-sanitizers.sh sets PERF_SANITIZER_BUILD for its two sanitizer builds, which run
-// the host check (perf-test-child) and the runtime's suites only: the report and CLI side is left
-// out of them. On Linux every test target is linked into one bundle, so without this each
-// sanitizer build would compile every module and every test target.
+// the host check (perf-test-child) and the runtime's suites only: the CLI, the tools and their tests
+// are left out of them (PerfReport stays: PerfTests reads the reports it builds with it). On Linux
+// every test target is linked into one bundle, so without this each sanitizer build would compile
+// every module and every test target.
 if Context.environment["PERF_SANITIZER_BUILD"] != nil {
     let reportSide: Set = [
-        "PerfReport", "PerfReportCLI", "perf-report", "perf-bench", "perf-reliability",
+        "PerfReportCLI", "perf-report", "perf-bench", "perf-reliability",
         "PerfReportTests", "PerfReportCLITests", "PerfReliabilityTests",
     ]
     package.targets.removeAll { reportSide.contains($0.name) }

@@ -323,7 +323,7 @@ import Testing
                 Issue.record("\(text) was accepted")
             } catch {
                 let problem = ReportDecodingError(error, at: [], expecting: Probe.self).problem
-                #expect(problem == PerformanceReport.Problem(path: path, message: message), "\(text)")
+                #expect(problem == DecodingProblem(path: path, message: message), "\(text)")
             }
         }
     }

@@ -2,6 +2,7 @@
 // facade's captures (on demand, at shutdown) and report.
 import Foundation
 import PerfCore
+import PerfReport
 import PerfTestSupport
 import Testing
 

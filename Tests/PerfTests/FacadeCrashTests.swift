@@ -3,6 +3,7 @@
 import Foundation
 import Glibc
 import PerfCore
+import PerfReport
 import PerfTestSupport
 import Testing
 

@@ -2,6 +2,7 @@
 // it cannot is counted in a `dropped` line with its cause, and OVER counts every end either way.
 import Foundation
 import PerfCore
+import PerfReport
 import PerfTestSupport
 import Testing
 

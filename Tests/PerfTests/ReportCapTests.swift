@@ -1,6 +1,7 @@
 // The 2 MiB cap on a 50 MB data directory: the report stays under it and `truncated` says what
 // the cap left out.
 import Foundation
+import PerfReport
 import PerfTestSupport
 import Testing
 

@@ -2,6 +2,7 @@
 // snapshot of the name counts its histogram (plus its lines the snapshot cannot hold), any other
 // session counts its ledger lines, and count and overBudget are summed over the same sessions.
 import Foundation
+import PerfReport
 import PerfTestSupport
 import Testing
 

@@ -1,6 +1,7 @@
 // A report is JSON, and JSON is UTF-8: a bad byte anywhere, even in a member no reader reads, makes
 // the file invalid input, as it is for JSONSerialization (a fuzzed check once read one).
 import Foundation
+import PerfReport
 import PerfTestSupport
 import Testing
 

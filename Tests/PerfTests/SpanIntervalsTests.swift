@@ -3,6 +3,7 @@
 import CPerfShims
 import Foundation
 import PerfCore
+import PerfReport
 import PerfTestSupport
 import Testing
 

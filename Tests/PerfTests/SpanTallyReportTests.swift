@@ -3,6 +3,7 @@
 // say the same.
 import Foundation
 import PerfCore
+import PerfReport
 import PerfTestSupport
 import Testing
 

@@ -87,7 +87,7 @@ public struct DiagnosticSnapshot: Sendable, Equatable {
     ///
     /// - Throws: A message naming the problem: not JSON, another schema, a newer major
     ///   version, a missing or mistyped field, an invalid histogram.
-    public init(jsonBytes: [UInt8]) throws(Perf.ReportError) {
+    package init(jsonBytes: [UInt8]) throws(Perf.ReportError) {
         try self.init(jsonBytes: jsonBytes, histograms: true)
     }
 
@@ -97,7 +97,7 @@ public struct DiagnosticSnapshot: Sendable, Equatable {
     /// Decoded through ``LazyJSONDecoder``, which parses only what `init(from:)` reads: a
     /// report build reads every payload, most of them only for their process figures.
     init(jsonBytes: [UInt8], histograms: Bool) throws(Perf.ReportError) {
-        let context = ReportDecodingContext(reading: .strict, skipsHistograms: !histograms)
+        let context = ReportDecodingContext(lenient: false, skipsHistograms: !histograms)
         do {
             self = try context.lazyDecoder().decode(DiagnosticSnapshot.self, from: jsonBytes)
         } catch let error as ReportDocumentError {

@@ -124,7 +124,7 @@ public struct ProcessFigures: Sendable, Equatable {
 }
 
 extension ProcessFigures: Decodable {
-    enum CodingKeys: String, CodingKey {
+    package enum CodingKeys: String, CodingKey {
         case rssBytes, peakRssBytes, cpuUserMs, cpuSystemMs, voluntaryContextSwitches, involuntaryContextSwitches
         case minorFaults, majorFaults, threads, openFds, pressureTotalUs
     }

@@ -19,14 +19,14 @@ public struct SpanIntervals: Sendable, Equatable {
         /// Duration in nanoseconds.
         public var durationNanos: Int64
         /// How it ended.
-        public var exit: PerformanceReport.Exit
+        public var exit: ReportBuilder.Exit
         /// Its budget, or `nil` for a span recorded every time.
         public var budgetMs: Double?
 
         /// Creates a span.
         public init(
             name: String, threadID: Int32, startNanos: Int64, durationNanos: Int64,
-            exit: PerformanceReport.Exit = .success, budgetMs: Double? = nil
+            exit: ReportBuilder.Exit = .success, budgetMs: Double? = nil
         ) {
             self.name = name
             self.threadID = threadID
@@ -73,7 +73,7 @@ public struct SpanIntervals: Sendable, Equatable {
             Span(
                 name: entry.name, threadID: entry.threadID,
                 startNanos: max(0, wall(entry.startMonotonicNanos) - epochMs * 1_000_000),
-                durationNanos: Int64(clamping: entry.durationNanos), exit: PerformanceReport.Exit(entry.exit),
+                durationNanos: Int64(clamping: entry.durationNanos), exit: ReportBuilder.Exit(entry.exit),
                 budgetMs: entry.budgetNanos.map { Double($0) / 1_000_000 })
         }
         var threads: [Int32: String] = [:]

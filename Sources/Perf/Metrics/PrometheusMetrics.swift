@@ -35,7 +35,7 @@ package struct PrometheusMetrics {
     }
 
     /// Session statuses always written (0 when none), so the series exist before the first crash.
-    package static let statuses = [PerformanceReport.Session.Status.active, .crashed, .terminated].map(\.rawValue)
+    package static let statuses = [ReportBuilder.SessionStatus.active, .crashed, .terminated].map(\.rawValue)
 
     package var source: Source
     package var app: Perf.AppInfo

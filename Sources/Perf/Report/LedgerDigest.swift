@@ -31,7 +31,7 @@ struct LedgerDigest {
 
         /// What became of it: a crash wins (a process killed after its `end` line but before its
         /// journal's end marker is recovered as crashed), then any sign of a clean end.
-        var status: PerformanceReport.Session.Status {
+        var status: ReportBuilder.SessionStatus {
             crashed ? .crashed : endedAtMs != nil || terminated ? .terminated : .active
         }
     }

@@ -71,10 +71,10 @@ struct ReportAssembly {
             digest.newestMs ?? 0, newest.map(\.snapshot.takenAtMs).max() ?? 0, ReportSessions.newestMs(index) ?? 0)
         let knownSessions = ReportSessions(digest: digest, payloadSessions: payloadSessions, index: index)
         var fixed: [String: ReportJSON] = [
-            "schema": .string(PerformanceReport.schema),
-            "schemaVersion": .int(Int64(PerformanceReport.schemaVersion)),
+            "schema": .string(ReportBuilder.schema),
+            "schemaVersion": .int(Int64(ReportBuilder.schemaVersion)),
             "generatedAt": .string(LedgerTimestamp.string(ms: generatedMs)),
-            "generator": .string(PerformanceReport.generator),
+            "generator": .string(ReportBuilder.generator),
             "app": latest.map { DiagnosticSnapshot.json($0.app) } ?? appFromLedger(),
             "host": latest?.host.json ?? .null,
             "hangs": ReportSections.hangs(digest, targets: hangHistograms),
@@ -215,10 +215,10 @@ struct ReportAssembly {
     /// fabricated input or a tiny cap produces: the header and `truncated`, so the cap still holds.
     private func minimal(generatedMs: Int64) -> [UInt8] {
         var out = ReportJSON.object([
-            "schema": .string(PerformanceReport.schema),
-            "schemaVersion": .int(Int64(PerformanceReport.schemaVersion)),
+            "schema": .string(ReportBuilder.schema),
+            "schemaVersion": .int(Int64(ReportBuilder.schemaVersion)),
             "generatedAt": .string(LedgerTimestamp.string(ms: generatedMs)),
-            "generator": .string(PerformanceReport.generator), "app": .null, "host": .null,
+            "generator": .string(ReportBuilder.generator), "app": .null, "host": .null,
             "sessions": .array([]), "spans": .object([:]), "diagnostics": .array([]), "intervals": .array([]),
             "ledger": .object(["events": .array([])]),
             "truncated": .object([

@@ -22,18 +22,17 @@ import PerfCore
 /// let bytes = try ReportBuilder(directory: dataDirectory).build()
 /// ```
 ///
-/// The file reads back as a ``PerformanceReport``; a contract test proves that every key
-/// written is one the model knows.
+/// PerfReport's `PerformanceReport` reads the file back; a contract test proves that every key
+/// written is one that model knows.
 public struct ReportBuilder: Sendable {
-    /// The `schema` of every report (``PerformanceReport/schema``).
-    public static let schema = PerformanceReport.schema
-    /// The major version this build writes; readers reject newer ones
-    /// (``PerformanceReport/schemaVersion``).
-    public static let schemaVersion = PerformanceReport.schemaVersion
-    /// The report's conventional file name (``PerformanceReport/fileName``).
-    public static let fileName = PerformanceReport.fileName
-    /// The `generator` of reports this build writes (``PerformanceReport/generator``).
-    public static let generator = PerformanceReport.generator
+    /// The `schema` of every report.
+    public static let schema = "perf-report"
+    /// The major version this build writes; readers reject newer ones.
+    public static let schemaVersion = 1
+    /// The report's conventional file name.
+    public static let fileName = "performance-report.json"
+    /// The `generator` of reports this build writes.
+    public static let generator = "perf-report (Perf report schema \(schemaVersion))"
 
     /// The data directory read.
     public let directory: URL

@@ -42,7 +42,7 @@ enum ReportSections {
             let count = (fromSnapshots?.count ?? 0) &+ UInt64(total.added)
             var members = statistics(histogram)
             members["count"] = .int(Int64(clamping: count))
-            let source: PerformanceReport.Span.Source = fromSnapshots == nil ? .ledger : .histogram
+            let source: ReportBuilder.SpanSource = fromSnapshots == nil ? .ledger : .histogram
             members["source"] = .string(source.rawValue)
             members["budgetMs"] = (lines?.budgetMs ?? intervalBudgets[name]).map(ReportJSON.double) ?? .null
             var tally = tallies[name] ?? SpanTally()

@@ -7,10 +7,10 @@ import PerfCore
 
 /// A histogram decoded through ``HistogramDecoding``; the model's sections decode this and keep
 /// its ``histogram``.
-struct DecodedHistogram: Decodable {
-    var histogram: LatencyHistogram
+package struct DecodedHistogram: Decodable {
+    package var histogram: LatencyHistogram
 
-    init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         histogram = try HistogramDecoding.decode(from: decoder)
     }
 }

@@ -1,6 +1,7 @@
 // The sections of the report model: app, host, sessions, spans, hangs and culprits. Each decodes
 // with the report's reading (see ReportDecoding); the ledger and the rest are in +Ledger.
 import Foundation
+import Perf
 import PerfCore
 
 extension PerformanceReport {

@@ -1,6 +1,7 @@
 // The report model's ledger section and the remaining parts: the ledger's lines, diagnostics,
 // intervals, input and truncation, and the Codable forms of LedgerValue and ProcessFigures.
 import Foundation
+import Perf
 import PerfCore
 
 extension PerformanceReport {

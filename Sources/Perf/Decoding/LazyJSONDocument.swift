@@ -1,6 +1,6 @@
 // The lazy decoder's document: the input validated in one pass, with where each object and array
 // ends, so a container a type never reads is skipped without being tokenised again.
-final class LazyJSONDocument {
+package final class LazyJSONDocument {
     let bytes: [UInt8]
     private(set) var root = 0
     /// Objects and arrays in order of their opening byte, and one past each one's closing byte.
@@ -165,7 +165,7 @@ final class LazyJSONDocument {
     }
 
     /// The offset of the first byte that is not part of valid UTF-8, or nil when all are.
-    static func firstInvalidUTF8(_ bytes: [UInt8]) -> Int? {
+    package static func firstInvalidUTF8(_ bytes: [UInt8]) -> Int? {
         bytes.withUnsafeBufferPointer { buffer in
             var index = 0
             while index < buffer.count {

@@ -1,64 +1,52 @@
-// How the report model is decoded: one set of `init(from:)` for two readings. Strict: a value of
-// the wrong type is an error naming its key path. Lenient: such a value (or the list entry that
-// holds it) is left out and listed, so an exporter still draws what a damaged report holds.
+// How payloads and reports are decoded: one set of `init(from:)` for two readings. Strict: a value
+// of the wrong type is an error naming its key path. Lenient: such a value (or the list entry that
+// holds it) is left out and listed, so an exporter still draws what a damaged report holds. The
+// builder reads diagnostic payloads strictly; PerfReport reads reports either way.
 import Foundation
 
-extension PerformanceReport {
-    /// How a reader treats values of the wrong type. Either way, unknown keys are ignored, an
-    /// absent optional value reads as `nil` (an absent count as 0), and a file that is not a
-    /// report of a version this build reads is rejected.
-    public enum Reading: Sendable {
-        /// Any value of the wrong type rejects the report, naming its key path.
-        case strict
-        /// A value of the wrong type reads as absent; a list or map entry missing what identifies
-        /// it (a session's `id`, an event's `ts`, …) is left out. Each is listed in
-        /// ``PerformanceReport/problems``.
-        case lenient
+/// A value read with the wrong type: where, and what was expected.
+package struct DecodingProblem: Sendable, Equatable, CustomStringConvertible {
+    /// The key path, e.g. `spans.db.get.count` or `ledger.events[3].ts`.
+    package var path: String
+    /// What is wrong, e.g. `expected a number`.
+    package var message: String
+
+    package init(path: String, message: String) {
+        self.path = path
+        self.message = message
     }
 
-    /// A value a report holds with the wrong type: where, and what was expected.
-    public struct Problem: Sendable, Equatable, CustomStringConvertible {
-        /// The key path, e.g. `spans.db.get.count` or `ledger.events[3].ts`.
-        public var path: String
-        /// What is wrong, e.g. `expected a number`.
-        public var message: String
+    /// `"spans.db.get.count": expected a number`.
+    package var description: String { "\"\(path)\": \(message)" }
+}
 
-        /// Creates a problem.
-        public init(path: String, message: String) {
-            self.path = path
-            self.message = message
-        }
-
-        /// `"spans.db.get.count": expected a number`.
-        public var description: String { "\"\(path)\": \(message)" }
-    }
+/// A type read from a JSON value whose kind, in words, is more than its Swift name (a time read
+/// from a string): how ``ReportDecodingError`` names what was expected.
+package protocol DecodingNoun {
+    /// What the value must be, e.g. `an ISO-8601 UTC time such as 2026-12-02T13:00:00.000Z`.
+    static var decodingNoun: String { get }
 }
 
 /// The state of one decode, handed to every `init(from:)` through `JSONDecoder.userInfo`.
-final class ReportDecodingContext: @unchecked Sendable {
-    let reading: PerformanceReport.Reading
+package final class ReportDecodingContext: @unchecked Sendable {
+    /// Whether values of the wrong type are left out and listed rather than thrown.
+    let lenient: Bool
     /// Diagnostic payloads only: skip the histogram maps and the intervals (most of the bytes).
     let skipsHistograms: Bool
-    private(set) var problems: [PerformanceReport.Problem] = []
+    package private(set) var problems: [DecodingProblem] = []
     /// Set once the top-level `init(from:)` runs: a data-corrupted error before it is a syntax
     /// error (the decoder scans the whole input first), one after it is a value that does not fit.
-    var started = false
+    package var started = false
 
-    init(reading: PerformanceReport.Reading, skipsHistograms: Bool = false) {
-        self.reading = reading
+    package init(lenient: Bool, skipsHistograms: Bool = false) {
+        self.lenient = lenient
         self.skipsHistograms = skipsHistograms
     }
 
     /// Throws `problem` when strict; notes it when lenient.
     func tolerate(_ problem: ReportDecodingError) throws {
-        guard reading == .lenient else { throw problem }
+        guard lenient else { throw problem }
         problems.append(problem.problem)
-    }
-
-    func decoder() -> JSONDecoder {
-        let decoder = JSONDecoder()
-        decoder.userInfo[.reportDecoding] = self
-        return decoder
     }
 
     /// The decoder of diagnostic payloads (see ``LazyJSONDecoder``).
@@ -70,36 +58,37 @@ final class ReportDecodingContext: @unchecked Sendable {
 }
 
 extension CodingUserInfoKey {
-    static let reportDecoding = CodingUserInfoKey(rawValue: "perf.report.decoding")!
+    /// Where a decoder's ``ReportDecodingContext`` sits in its `userInfo`.
+    package static let reportDecoding = CodingUserInfoKey(rawValue: "perf.report.decoding")!
 }
 
 extension Decoder {
     /// The decode's context; `nil` under a plain `JSONDecoder`, which then reads strictly.
-    var reportContext: ReportDecodingContext? { userInfo[.reportDecoding] as? ReportDecodingContext }
+    package var reportContext: ReportDecodingContext? { userInfo[.reportDecoding] as? ReportDecodingContext }
 }
 
 /// A document-level rejection (not JSON, not a report, a newer version), thrown from inside
 /// `init(from:)` and turned into a ``Perf/ReportError`` with the file's path.
-struct ReportDocumentError: Error {
-    var code: Perf.ReportError.Code
-    var message: String
+package struct ReportDocumentError: Error {
+    package var code: Perf.ReportError.Code
+    package var message: String
 
-    init(_ code: Perf.ReportError.Code, _ message: String) {
+    package init(_ code: Perf.ReportError.Code, _ message: String) {
         self.code = code
         self.message = message
     }
 
     /// An invalid file.
-    init(_ message: String) { self.init(.invalidReport, message) }
+    package init(_ message: String) { self.init(.invalidReport, message) }
 }
 
 /// A value that does not decode, with its key path in words.
-struct ReportDecodingError: Error {
-    var problem: PerformanceReport.Problem
+package struct ReportDecodingError: Error {
+    package var problem: DecodingProblem
 
     /// Explains `error`, raised while decoding a `type` at `path` (the path of the error itself
     /// when it is deeper, e.g. a histogram's own field).
-    init(_ error: any Error, at path: [any CodingKey], expecting type: Any.Type) {
+    package init(_ error: any Error, at path: [any CodingKey], expecting type: Any.Type) {
         if let known = error as? ReportDecodingError {
             self = known
             return
@@ -128,11 +117,11 @@ struct ReportDecodingError: Error {
         default:
             message = "expected \(Self.noun(type, fitting: true))"
         }
-        problem = PerformanceReport.Problem(path: Self.describe(location), message: message)
+        problem = DecodingProblem(path: Self.describe(location), message: message)
     }
 
-    init(path: [any CodingKey], message: String) {
-        problem = PerformanceReport.Problem(path: Self.describe(path), message: message)
+    package init(path: [any CodingKey], message: String) {
+        problem = DecodingProblem(path: Self.describe(path), message: message)
     }
 
     /// JSONDecoder's message for bytes that are not JSON.
@@ -153,13 +142,13 @@ struct ReportDecodingError: Error {
 
     /// The JSON type a Swift type is read from, in words.
     static func noun(_ type: Any.Type, fitting: Bool = false) -> String {
+        if let named = type as? any DecodingNoun.Type { return named.decodingNoun }
         switch type {
         case is String.Type, is Substring.Type: return "a string"
         case is Bool.Type: return "true or false"
         case is Double.Type, is Float.Type: return "a number"
         case is Int.Type, is Int64.Type, is Int32.Type, is UInt64.Type, is UInt32.Type, is UInt.Type:
             return fitting ? "a whole number within range" : "a number"
-        case is PerformanceReport.Timestamp.Type: return "an ISO-8601 UTC time such as 2026-12-02T13:00:00.000Z"
         case is [String: Any].Type: return "an object"
         case is [Any].Type: return "an array"
         default:
@@ -181,7 +170,7 @@ package struct ReportKey: CodingKey, Hashable {
 extension KeyedDecodingContainer {
     /// The value at `key`; absent, `null` or of the wrong type is an error in either reading
     /// (it identifies the entry, which a lenient reading then leaves out whole).
-    func required<T: Decodable>(_ key: Key, as type: T.Type = T.self) throws -> T {
+    package func required<T: Decodable>(_ key: Key, as type: T.Type = T.self) throws -> T {
         do {
             return try decode(T.self, forKey: key)
         } catch {
@@ -191,7 +180,9 @@ extension KeyedDecodingContainer {
 
     /// The value at `key`, `nil` when absent or `null`; of the wrong type, an error (strict) or
     /// `nil` with a problem noted (lenient).
-    func optional<T: Decodable>(_ key: Key, _ context: ReportDecodingContext?, as type: T.Type = T.self) throws -> T? {
+    package func optional<T: Decodable>(
+        _ key: Key, _ context: ReportDecodingContext?, as type: T.Type = T.self
+    ) throws -> T? {
         do {
             return try decodeIfPresent(T.self, forKey: key)
         } catch {
@@ -202,7 +193,9 @@ extension KeyedDecodingContainer {
 
     /// The array at `key`, empty when absent or `null`. Not an array: an error or empty; an
     /// element that does not decode: an error or left out.
-    func list<T: Decodable>(_ key: Key, _ context: ReportDecodingContext?, of type: T.Type = T.self) throws -> [T] {
+    package func list<T: Decodable>(
+        _ key: Key, _ context: ReportDecodingContext?, of type: T.Type = T.self
+    ) throws -> [T] {
         guard contains(key), try !decodeNil(forKey: key) else { return [] }
         var items: any UnkeyedDecodingContainer
         do {
@@ -227,7 +220,7 @@ extension KeyedDecodingContainer {
 
     /// The object at `key` as a dictionary, empty when absent or `null`; not an object and
     /// entries that do not decode as for ``list(_:_:of:)``.
-    func map<T: Decodable>(_ key: Key, _ context: ReportDecodingContext?, of type: T.Type = T.self) throws
+    package func map<T: Decodable>(_ key: Key, _ context: ReportDecodingContext?, of type: T.Type = T.self) throws
         -> [String: T]
     {
         guard contains(key), try !decodeNil(forKey: key) else { return [:] }
@@ -254,18 +247,18 @@ extension KeyedDecodingContainer {
 
 extension Optional where Wrapped == ReportDecodingContext {
     /// Without a context (a plain JSONDecoder) every problem is an error.
-    func tolerate(_ problem: ReportDecodingError) throws {
+    package func tolerate(_ problem: ReportDecodingError) throws {
         guard let context = self else { throw problem }
         try context.tolerate(problem)
     }
 }
 
 /// An array index in a key path.
-struct IndexKey: CodingKey {
-    var intValue: Int?
-    var stringValue: String { "Index \(intValue ?? 0)" }
+package struct IndexKey: CodingKey {
+    package var intValue: Int?
+    package var stringValue: String { "Index \(intValue ?? 0)" }
 
-    init(_ index: Int) { intValue = index }
-    init?(stringValue: String) { nil }
-    init?(intValue: Int) { self.intValue = intValue }
+    package init(_ index: Int) { intValue = index }
+    package init?(stringValue: String) { nil }
+    package init?(intValue: Int) { self.intValue = intValue }
 }

@@ -1,6 +1,7 @@
 // performance-report.json as one typed value: what `ReportBuilder` writes and what every
 // reader (summary, budgets, compare, the exporters) reads, through one decoder.
 import Foundation
+import Perf
 
 /// A performance report: the typed form of `performance-report.json` (schema `perf-report`).
 ///
@@ -14,14 +15,15 @@ import Foundation
 /// for (name, span) in report.spans { print(name, span.p95Ms) }
 /// ```
 public struct PerformanceReport: Codable, Sendable, Equatable {
-    /// The `schema` of every report.
-    public static let schema = "perf-report"
-    /// The major version this build writes and reads; a newer one is rejected.
-    public static let schemaVersion = 1
-    /// The report's conventional file name.
-    public static let fileName = "performance-report.json"
-    /// The `generator` of reports this build writes.
-    public static let generator = "perf-report (Perf report schema \(schemaVersion))"
+    /// The `schema` of every report (``ReportBuilder/schema``).
+    public static let schema = ReportBuilder.schema
+    /// The major version this build writes and reads; a newer one is rejected
+    /// (``ReportBuilder/schemaVersion``).
+    public static let schemaVersion = ReportBuilder.schemaVersion
+    /// The report's conventional file name (``ReportBuilder/fileName``).
+    public static let fileName = ReportBuilder.fileName
+    /// The `generator` of reports this build writes (``ReportBuilder/generator``).
+    public static let generator = ReportBuilder.generator
     /// The largest report file a reader opens.
     package static let maximumFileBytes = 64 << 20
 
@@ -131,7 +133,7 @@ public struct PerformanceReport: Codable, Sendable, Equatable {
             let problem = ReportDecodingError(error, at: [], expecting: PerformanceReport.self).problem
             throw Perf.ReportError(.invalidReport, path: path, problem.description)
         }
-        problems = context.problems
+        problems = context.problems.map(Problem.init)
     }
 
     enum CodingKeys: String, CodingKey {
