@@ -1,7 +1,7 @@
 // The exit codes of the `perf-report` contract, as one type every command returns.
 import PerfReport
 
-/// The exit codes of the contract (README: "Exit codes of every subcommand").
+/// The exit codes of the contract (`PerfReport.docc/CommandLine.md`, Exit codes).
 public enum ExitCode: Int32, Sendable, CaseIterable {
     /// Success; checks passed.
     case success = 0

@@ -1,5 +1,5 @@
-// The exit codes as a type: the numbers the README promises, and the verdict outcomes mapped to
-// the same codes the verdict itself prints ("→ exit N").
+// The exit codes as a type: the numbers the contract promises (`--help`, and the Reports article's
+// one-line list), and the verdict outcomes mapped to the same codes the verdict prints ("→ exit N").
 import PerfReport
 import Testing
 
@@ -12,6 +12,14 @@ import Testing
         #expect(ExitCode.allCases.count == codes.count)
         let help = PerfReportCommand.run(["--help"]).stdout
         for code in ExitCode.allCases { #expect(help.contains("  \(code.rawValue)  \(code.meaning)\n")) }
+    }
+
+    /// The Reports article lists every code with the meaning `--help` gives it, in order.
+    @Test func theReportsArticleListsTheSameMeanings() throws {
+        let section = try ContractArticle(module: "PerfReport", "Reports").section("## Exit codes")
+        let text = section.joined(separator: " ").split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        let list = ExitCode.allCases.map { "\($0.rawValue) \($0.meaning)" }.joined(separator: "; ")
+        #expect(text.contains("Of every subcommand: \(list)."), "Reports.md, Exit codes: \(text)")
     }
 
     /// One verdict per outcome, each from a single check.

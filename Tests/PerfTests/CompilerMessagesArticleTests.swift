@@ -22,7 +22,7 @@ import Testing
             .deletingLastPathComponent().appendingPathComponent("Sources/Perf/Perf.docc/CompilerMessages.md")
         let lines = try String(contentsOf: article, encoding: .utf8).components(separatedBy: "\n")
         var examples: [Example] = []
-        for block in ReadmeSection.blocks(in: lines[...], toNextHeading: false) {
+        for block in MarkdownSection.blocks(in: lines[...], toNextHeading: false) {
             switch block.language {
             case "swift":
                 examples.append(Example(source: block.text))

@@ -100,19 +100,19 @@ func metricsAnswer(_ text: String, atEnd: Bool = false) -> MetricsHTTP.Answer? {
         #expect(!called && notAllowed.status == 405 && notAllowed.headers["allow"] == "GET, HEAD")
     }
 
-    /// README's "Running in production" states the limits the endpoint has and quotes its error.
-    @Test func readmeStatesTheLimitsAndQuotesTheStartError() throws {
-        let readme = try PerfGlobalStateTests.ReadmeExamplesTests.readme()
+    /// The RunningInProduction article states the limits the endpoint has and quotes its error.
+    @Test func articleStatesTheLimitsAndQuotesTheStartError() throws {
+        let article = try PackageDocument.text(PackageDocument.perfArticle("RunningInProduction"))
         let limits = Perf.MetricsEndpoint.Limits()
-        #expect(readme.contains("| connections at once | \(limits.maxConnections) "))
+        #expect(article.contains("| connections at once | \(limits.maxConnections) "))
         let head = limits.maxRequestHeadBytes / 1024
-        #expect(readme.contains("| request head (request line and headers) | \(head) KiB "))
-        #expect(readme.contains("| time to send the request head | \(limits.readTimeout.components.seconds) s "))
-        #expect(readme.contains("| time to take the answer | \(limits.readTimeout.components.seconds) s |"))
+        #expect(article.contains("| request head (request line and headers) | \(head) KiB "))
+        #expect(article.contains("| time to send the request head | \(limits.readTimeout.components.seconds) s "))
+        #expect(article.contains("| time to take the answer | \(limits.readTimeout.components.seconds) s |"))
         let inUse = Perf.MetricsEndpoint.StartError(host: "127.0.0.1", port: 9464, reason: .addressInUse)
-        #expect(readme.contains("\n" + inUse.description + "\n"))
+        #expect(article.contains("\n" + inUse.description + "\n"))
         #expect(
-            readme.contains(
+            article.contains(
                 "let metrics = try Perf.MetricsEndpoint.start()" + String(repeating: " ", count: 24)
                     + "// 127.0.0.1:9464"))
     }

@@ -1,6 +1,7 @@
-// The README's quick start, span-name and watchdog snippets, compiled (the quick start as a newcomer
-// pastes it: as main.swift and inside a function) and run against a temporary directory, and its
-// manifest, quoted messages and defaults checked, so the documentation cannot drift from the API.
+// The README's quick start, compiled (as a newcomer pastes it: as main.swift and inside a function)
+// and its manifest checked; the snippets of the README and of the articles it links (span names,
+// the watchdog, JournalKit) run against a temporary directory, and the articles' quoted messages
+// and defaults checked, so the documentation cannot drift from the API.
 import Foundation
 import JournalKit
 import PerfTestSupport
@@ -15,7 +16,7 @@ import Testing
 
     /// The quick start's program: the Swift block that imports Perf.
     static func program() throws -> String {
-        try #require(ReadmeSection(heading).swift.first { $0.components(separatedBy: "\n").contains("import Perf") })
+        try #require(MarkdownSection(heading).swift.first { $0.components(separatedBy: "\n").contains("import Perf") })
     }
 
     /// A top-level `let span` in main.swift is a global, and a global span cannot be ended.
@@ -32,7 +33,7 @@ import Testing
     /// A dependency's identity is the last component of its path or URL (without `.git`), and
     /// `.product(package:)` must be that identity, or SwiftPM reports an unknown package.
     @Test func manifestNamesPerfByItsIdentity() throws {
-        let swift = try ReadmeSection(Self.heading).swift
+        let swift = try MarkdownSection(Self.heading).swift
         let manifest = try #require(swift.first { $0.contains("import PackageDescription") }, "a whole Package.swift")
         let path = try #require(Self.quoted(after: ".package(path: ", in: manifest))
         let identity = try #require(Self.quoted(after: ".product(name: \"Perf\", package: ", in: manifest))
@@ -119,9 +120,9 @@ extension PerfGlobalStateTests {
             #expect(watchdog.configuration.fatalAfter == .seconds(20))
         }
 
-        /// The watchdog table's defaults are the configuration's.
+        /// The watchdog article's table of defaults is the configuration's.
         @Test func watchdogDefaultsAsDocumented() throws {
-            let readme = try Self.readme()
+            let article = try PackageDocument.text(PackageDocument.perfArticle("WatchingForHangs"))
             let defaults = Perf.HangWatchdog.Configuration()
             let rows: [(String, String)] = [
                 ("interval", Self.text(defaults.interval)), ("hitchThreshold", Self.text(defaults.hitchThreshold)),
@@ -138,29 +139,25 @@ extension PerfGlobalStateTests {
                 ("systemdWatchdog", defaults.systemdWatchdog == nil ? "`nil`" : "?"),
             ]
             for (field, value) in rows {
-                #expect(readme.contains("| `\(field)` | \(value) |"), "README's row for \(field) should say \(value)")
+                #expect(
+                    article.contains("| `\(field)` | \(value) |"),
+                    "WatchingForHangs.md's row for \(field) should say \(value)")
             }
         }
 
-        /// The messages the README quotes are the ones Perf prints.
+        /// The messages the recording article quotes are the ones Perf prints.
         @Test func messagesAsQuoted() throws {
-            let readme = try Self.readme()
+            let article = try PackageDocument.text(PackageDocument.perfArticle("RecordingAndFiles"))
             let warning = try #require(
                 InstallPolicy.recordingDecision(.auto, environment: ["PERF_RECORDING": "enable"], debugBuild: false)
                     .warning)
-            #expect(readme.contains("\n" + warning + "\n"))
+            #expect(article.contains("\n" + warning + "\n"))
             let directory = DataDirectory.Failure(
                 directory: "/proc/x/perf", step: .create, path: "/proc/x", errno: ENOENT)
-            #expect(readme.contains("\n" + directory.report + "\n"))
+            #expect(article.contains("\n" + directory.report + "\n"))
         }
 
-        static func readme() throws -> String {
-            let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-                .deletingLastPathComponent()
-            return try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
-        }
-
-        /// A duration as the README writes it: `50 ms`, `1 s`, `0`.
+        /// A duration as the watchdog article writes it: `50 ms`, `1 s`, `0`.
         static func text(_ duration: Duration) -> String {
             let (seconds, attoseconds) = duration.components
             if seconds == 0 && attoseconds == 0 { return "0" }

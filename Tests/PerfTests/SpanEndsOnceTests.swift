@@ -1,5 +1,5 @@
-// A span ends once (issue 15). A second end of a `Perf.Span` does not compile: the README's
-// snippet is compiled against the built module and must fail with the error the README quotes,
+// A span ends once. A second end of a `Perf.Span` does not compile: the Spans article's snippet
+// is compiled against the built module and must fail with the error the article quotes,
 // and its idioms for ending later must compile. At run time one begin and one end count once and
 // write one line, however the span was moved, and so do `measure` and keyed spans.
 import Foundation
@@ -10,16 +10,17 @@ import Testing
 @testable import Perf
 
 @Suite struct SpanEndsOnceCompileTests {
-    static let heading = "### A span ends once"
+    static let heading = "## A span ends once"
+    static let article = PackageDocument.perfArticle("Spans")
 
-    @Test func aSecondEndDoesNotCompileWithTheErrorTheReadmeQuotes() throws {
-        let section = try ReadmeSection(Self.heading)
-        let twice = try #require(section.swift.first, "README shows a span ended twice")
-        let quoted = try #require(section.quoted.first, "README quotes the compiler's error")
+    @Test func aSecondEndDoesNotCompileWithTheErrorTheArticleQuotes() throws {
+        let section = try MarkdownSection(Self.heading, in: Self.article)
+        let twice = try #require(section.swift.first, "Spans.md shows a span ended twice")
+        let quoted = try #require(section.quoted.first, "Spans.md quotes the compiler's error")
         let result = try SwiftSnippetCompiler.compile(twice)
         #expect(!result.compiledCleanly, "a span ended twice compiled:\n\(result.output)")
         for line in quoted.split(separator: "\n") {
-            #expect(result.output.contains(line), "swiftc's output lacks the README's \(line):\n\(result.output)")
+            #expect(result.output.contains(line), "swiftc's output lacks Spans.md's \(line):\n\(result.output)")
         }
     }
 
@@ -37,8 +38,8 @@ import Testing
     }
 
     /// Also the control for the two above: the module, its C module maps and swiftc are found.
-    @Test func theReadmeIdiomsForEndingLaterCompile() throws {
-        let idioms = try ReadmeSection(Self.heading).swift.dropFirst()
+    @Test func theArticlesIdiomsForEndingLaterCompile() throws {
+        let idioms = try MarkdownSection(Self.heading, in: Self.article).swift.dropFirst()
         #expect(!idioms.isEmpty)
         let result = try SwiftSnippetCompiler.compile(idioms.joined(separator: "\n\n"))
         #expect(result.compiledCleanly, "\(ChildProcess.describe(result.status)):\n\(result.output)")
