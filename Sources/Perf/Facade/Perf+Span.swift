@@ -9,8 +9,9 @@ extension Perf {
     /// Under budget, `end()` ticks the span's histogram and stores nothing else; over budget (or
     /// with `slowMs: nil`) its ledger line is crash-durable when `end()` returns: copied into the
     /// ledger's queue, a file mapping the next start writes from after a kill, and written to the
-    /// ledger by this thread unless another thread is writing then (that one writes it next, in
-    /// order: no thread waits for another's disk write). The queue is bounded by
+    /// ledger by this thread unless another thread is writing then or wrote within the last
+    /// millisecond (that one, or the ledger's queue within a millisecond, writes it next, in order:
+    /// no thread waits for another's disk write). The queue is bounded by
     /// ``Configuration/ledgerBacklogBytes``; a line that finds it full is counted in a `dropped`
     /// line. Either way an over-budget or failed end is counted in span memory, which the report's
     /// over-budget and exit figures come from.

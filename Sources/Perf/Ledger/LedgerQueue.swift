@@ -14,8 +14,10 @@ import Synchronization
 ///
 /// An emitter reserves room with one compare-and-swap (no lock), copies its line and commits it;
 /// the line is then as durable as a written one. If no thread is draining, the emitter takes the
-/// drain and writes the committed lines itself when they are few (``inlineDrainBytes``): its own
-/// line is then in the ledger file when it returns, as when it wrote alone. Otherwise the drain
+/// drain and writes the committed lines itself when they are few (``inlineDrainBytes``) and no
+/// other thread wrote within ``lingerNanos``: its own line is then in the ledger file when it
+/// returns, as when it wrote alone; while several threads keep ending lines, one run a moment
+/// later carries them all. Otherwise the drain
 /// goes to a serial queue that writes runs of up to 256 KiB with one `write(2)` each, so no
 /// emitter waits for another thread's disk write. A line that finds no room is dropped and counted
 /// in the mapping (durable too), and the drain writes the count as a `dropped` line with
