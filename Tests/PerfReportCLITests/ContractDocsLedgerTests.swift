@@ -21,6 +21,14 @@ import Testing
                     detail: "https://user@host/v1/threads?token=x", count: 200,
                     children: [ChildTotal(name: "db.query", count: 3, totalNanos: 1_200_000_000, maxNanos: 900_000_000)])),
             .spanEnded(
+                {
+                    var parent = SpanEndRecord(
+                        id: 0, name: "api.list", site: "App/API.swift:120", startWallNanos: wall,
+                        durationNanos: 2_000_000_000, budgetNanos: 1_000_000_000, exit: .success)
+                    parent.childrenUncounted = true
+                    return parent
+                }()),
+            .spanEnded(
                 SpanEndRecord(
                     id: 2, name: "boot", site: "App/Main.swift:3", startWallNanos: wall, durationNanos: 5,
                     budgetNanos: nil, exit: .success)),

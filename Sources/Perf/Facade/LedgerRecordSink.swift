@@ -97,6 +97,7 @@ enum LedgerLines {
         event.count = end.count
         event.site = end.site
         if let reason = end.reason { event.extra["reason"] = .string(PrivacyFilter.sanitize(detail: reason)) }
+        if end.childrenUncounted { event.extra["childrenUncounted"] = .bool(true) }
         if !end.children.isEmpty {
             event.extra["children"] = .objects(
                 end.children.sorted { $0.totalNanos > $1.totalNanos }.map { child in

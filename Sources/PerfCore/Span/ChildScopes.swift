@@ -1,6 +1,7 @@
 // Where a parent span counts its children: `Perf.measure` and `span.child` make a parent scope,
 // and each span that begins and ends inside it adds its time to the parent's totals by name.
 import CPerfShims
+import Glibc
 import Synchronization
 
 /// One child name's totals inside a parent: what the parent's over-budget line lists.
@@ -39,21 +40,26 @@ public struct ChildTotal: Sendable, Equatable {
 /// `@unchecked Sendable`: slots are raw memory touched only through atomics; the free list has
 /// its own lock.
 public final class ChildScopes: @unchecked Sendable {
-    /// The pool every recorder shares.
-    public static let shared = ChildScopes(capacity: 4096)
+    /// The pool every recorder shares: parent spans open at once, across all threads and tasks.
+    public static let shared = ChildScopes(capacity: 16_384)
     /// The names a parent lists before it folds the rest into `other`.
     public static let namesPerScope = 8
     /// The name of the entry that folds a parent's children past its first eight names.
     public static let otherName = "other"
     /// The thread-local's value inside a synchronous measure whose body began no child yet.
     public static let pending: UInt64 = 1
+    /// The scope of a parent that found every slot in use: its children are not counted, and its
+    /// line says so (`childrenUncounted`).
+    public static let exhaustedScope: UInt64 = 2
 
     /// The innermost asynchronous parent of the running task; 0 for none.
     @TaskLocal public static var current: UInt64 = 0
 
     static let wordsPerSlot = 1 + namesPerScope + 3 * (namesPerScope + 1)
     let capacity: Int
+    /// Anonymous memory, so the slots no parent used yet cost no resident page.
     private let words: UnsafeMutablePointer<UInt64>
+    private let mappedBytes: Int
     /// Free slot indices in a ring, oldest freed first, so a slot is reused as late as possible.
     private let free: Mutex<FreeRing>
 
@@ -89,21 +95,23 @@ public final class ChildScopes: @unchecked Sendable {
     public let exhausted = Atomic<UInt64>(0)
 
     init(capacity: Int) {
-        self.capacity = capacity
-        words = UnsafeMutablePointer<UInt64>.allocate(capacity: capacity * Self.wordsPerSlot)
-        words.initialize(repeating: 0, count: capacity * Self.wordsPerSlot)
-        free = Mutex(FreeRing(capacity: capacity))
+        self.capacity = min(capacity, 1 << 16)
+        mappedBytes = self.capacity * Self.wordsPerSlot * 8
+        let mapped = mmap(nil, mappedBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
+        precondition(mapped != nil && mapped != MAP_FAILED, "ChildScopes: cannot map \(mappedBytes) bytes")
+        words = mapped!.bindMemory(to: UInt64.self, capacity: self.capacity * Self.wordsPerSlot)
+        free = Mutex(FreeRing(capacity: self.capacity))
     }
 
-    deinit { words.deallocate() }
+    deinit { munmap(words, mappedBytes) }
 
     private func slot(_ index: Int) -> UnsafeMutablePointer<UInt64> { words + index * Self.wordsPerSlot }
 
-    /// A fresh scope; 0 when every slot is in use (counted in ``exhausted``).
+    /// A fresh scope; ``exhaustedScope`` when every slot is in use (counted in ``exhausted``).
     public func acquire() -> UInt64 {
         guard let index = free.withLock({ $0.pop() }) else {
             exhausted.add(1, ordering: .relaxed)
-            return 0
+            return Self.exhaustedScope
         }
         let base = slot(index)
         (base + 1).update(repeating: 0, count: Self.wordsPerSlot - 1)
@@ -114,7 +122,7 @@ public final class ChildScopes: @unchecked Sendable {
 
     private func resolve(_ scope: UInt64) -> UnsafeMutablePointer<UInt64>? {
         let index = Int(scope & 0xFFFF)
-        guard scope > Self.pending, index < capacity else { return nil }
+        guard scope > Self.exhaustedScope, index < capacity else { return nil }
         let base = slot(index)
         return perf_atomic_load_u64_acquire(base) & 0xFFFF_FFFF_FFFF == scope >> 16 ? base : nil
     }
@@ -206,7 +214,7 @@ public final class ChildScopes: @unchecked Sendable {
     @usableFromInline @inline(never)
     static func claimPending() -> UInt64 {
         let scope = shared.acquire()
-        perf_scope_set(scope == 0 ? 0 : scope)
+        perf_scope_set(scope)
         return scope
     }
 }

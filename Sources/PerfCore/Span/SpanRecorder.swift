@@ -198,12 +198,12 @@ public final class SpanRecorder: Sendable {
         let budget = SpanToken.budget(recordThresholdNanos: recordThresholdNanos)
         histograms.tally(name, overBudgetNanos: budget == nil ? nil : elapsed, exit: exit, site: site)
         let wall = clock.wallNanos()
-        pipeline.emit(
-            .spanEnded(
-                SpanEndRecord(
-                    id: 0, name: name.description, site: site.description,
-                    startWallNanos: wall >= elapsed ? wall - elapsed : 0, durationNanos: elapsed,
-                    budgetNanos: budget, exit: exit,
-                    reason: reason, detail: detail, count: count, children: children)))
+        var record = SpanEndRecord(
+            id: 0, name: name.description, site: site.description,
+            startWallNanos: wall >= elapsed ? wall - elapsed : 0, durationNanos: elapsed,
+            budgetNanos: budget, exit: exit,
+            reason: reason, detail: detail, count: count, children: children)
+        record.childrenUncounted = scope == ChildScopes.exhaustedScope
+        pipeline.emit(.spanEnded(record))
     }
 }
