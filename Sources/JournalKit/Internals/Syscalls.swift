@@ -1,11 +1,6 @@
 // The syscall seam of JournalKit: every open/write/sync/unlink goes through here, EINTR is
-// retried in one place, and debug builds can inject faults.
+// retried by the package's one helper (`retryingEINTR`), and debug builds can inject faults.
 import Glibc
-
-/// A failed syscall's `errno`.
-struct SyscallError: Error {
-    var errno: Int32
-}
 
 /// The kinds of syscall the seam routes (and a debug build can make fail).
 enum SyscallOperation: Hashable, Sendable {
@@ -28,24 +23,13 @@ struct Syscalls: Sendable {
     /// The real syscalls.
     static let live = Syscalls()
 
-    /// Retries `body` while it fails with EINTR; maps -1 to the current errno.
-    @inline(__always)
-    private func retryingOnInterrupt(_ body: () -> Int) -> Result<Int, SyscallError> {
-        while true {
-            let result = body()
-            if result >= 0 { return .success(result) }
-            let code = Glibc.errno
-            if code != EINTR { return .failure(SyscallError(errno: code)) }
-        }
-    }
-
     /// Runs `body` unless an injected fault for `operation` replaces it.
     @inline(__always)
     private func perform(_ operation: SyscallOperation, _ body: () -> Int) -> Result<Int, SyscallError> {
         #if DEBUG
             faults?.runInterleavings(before: operation)
         #endif
-        return retryingOnInterrupt {
+        let result = retryingEINTR {
             #if DEBUG
                 if let faults, let code = faults.takeErrno(for: operation) {
                     Glibc.errno = code
@@ -53,6 +37,10 @@ struct Syscalls: Sendable {
                 }
             #endif
             return body()
+        }
+        switch result {
+        case .success(let value): return .success(value)
+        case .failure(let code): return .failure(SyscallError(errno: code))
         }
     }
 

@@ -44,15 +44,18 @@ final class LedgerSharedState: @unchecked Sendable {
 
     private let fd: Int32
     private let base: UnsafeMutableRawPointer
+    /// The writer's seam, for the lock and the identity checks.
+    private let syscalls: FileSyscalls
 
-    private init(fd: Int32, base: UnsafeMutableRawPointer) {
+    private init(fd: Int32, base: UnsafeMutableRawPointer, syscalls: FileSyscalls) {
         self.fd = fd
         self.base = base
+        self.syscalls = syscalls
     }
 
     deinit {
-        munmap(base, Self.byteCount)
-        Glibc.close(fd)
+        syscalls.unmap(base, bytes: Self.byteCount)
+        syscalls.close(fd)
     }
 
     /// Opens (or creates) the state file in `directory` and maps it; nil when that cannot be done
@@ -61,48 +64,44 @@ final class LedgerSharedState: @unchecked Sendable {
     /// The file's bytes are written (zeros) before it is mapped, so its block exists: a store to a
     /// page of a sparse file on a full disk would raise SIGBUS in the host. (Written, not
     /// `fallocate`d: not every filesystem a data directory may sit on implements that.)
-    static func open(directory: String) -> LedgerSharedState? {
+    static func open(directory: String, syscalls: FileSyscalls) -> LedgerSharedState? {
         // Under a file-size limit (`ulimit -f`) below the file, fallocate would raise SIGXFSZ.
-        var limit = rlimit()
-        if getrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max,
-            limit.rlim_cur < rlim_t(byteCount)
-        {
-            return nil
-        }
+        if let limit = syscalls.fileSizeLimit(), limit < rlim_t(byteCount) { return nil }
         let path = directory + "/" + fileName
-        let fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else { return nil }
+        let flags = O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW
+        guard case .success(let opened) = syscalls.open(path, flags: flags, mode: 0o600) else { return nil }
+        let fd = Int32(opened)
         // Under the lock: another process filling a fresh file must not zero a state already set.
-        while flock(fd, LOCK_EX) != 0 && errno == EINTR {}
-        defer { while flock(fd, LOCK_UN) != 0 && errno == EINTR {} }
-        var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
-            info.st_size >= byteCount || writeZeros(fd)
+        // A failed lock (a file system without flock) is gone on without, as a single process may.
+        _ = syscalls.lock(fd, LOCK_EX)
+        defer { _ = syscalls.lock(fd, LOCK_UN) }
+        guard case .success(let info) = syscalls.fileStatus(fd), info.st_mode & S_IFMT == S_IFREG,
+            info.st_size >= byteCount || writeZeros(fd, syscalls: syscalls)
         else {
-            Glibc.close(fd)
+            syscalls.close(fd)
             return nil
         }
-        guard let mapped = mmap(nil, byteCount, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), mapped != MAP_FAILED
-        else {
-            Glibc.close(fd)
+        guard case .success(let mapped) = syscalls.mapShared(fd, bytes: byteCount) else {
+            syscalls.close(fd)
             return nil
         }
-        return LedgerSharedState(fd: fd, base: mapped)
+        return LedgerSharedState(fd: fd, base: mapped, syscalls: syscalls)
     }
 
     /// Writes the whole file from its start (the descriptor was just opened, at offset 0; anything
     /// shorter there is a fill a kill cut short).
-    private static func writeZeros(_ fd: Int32) -> Bool {
-        [UInt8](repeating: 0, count: byteCount).withUnsafeBytes { FileSyscalls.live.writeAll(fd, $0) } == 0
+    private static func writeZeros(_ fd: Int32, syscalls: FileSyscalls) -> Bool {
+        [UInt8](repeating: 0, count: byteCount).withUnsafeBytes { syscalls.writeAll(fd, $0) } == 0
     }
 
-    /// Takes the cross-process lock (blocking; only writers replacing the file take it).
+    /// Takes the cross-process lock (blocking; only writers replacing the file take it). A lock
+    /// that fails (a file system without flock) is gone on without: the writer still appends.
     func lock() {
-        while flock(fd, LOCK_EX) != 0 && errno == EINTR {}
+        _ = syscalls.lock(fd, LOCK_EX)
     }
 
     func unlock() {
-        while flock(fd, LOCK_UN) != 0 && errno == EINTR {}
+        _ = syscalls.lock(fd, LOCK_UN)
     }
 
     private func pointer(_ offset: Int) -> UnsafeMutablePointer<UInt64> {
@@ -149,16 +148,14 @@ final class LedgerSharedState: @unchecked Sendable {
     }
 
     /// The identity of the open file `fd`.
-    static func identity(of fd: Int32) -> Identity? {
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { return nil }
+    func identity(of fd: Int32) -> Identity? {
+        guard case .success(let info) = syscalls.fileStatus(fd) else { return nil }
         return Identity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
     }
 
     /// The identity of the file `path` names now, nil when it names none.
-    static func identity(ofPath path: String) -> Identity? {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
+    func identity(ofPath path: String) -> Identity? {
+        guard case .success(let info) = syscalls.pathStatus(path) else { return nil }
         return Identity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
     }
 }

@@ -6,7 +6,7 @@ extension LedgerWriter {
     /// `replacing`: a rotation always starts a generation), and returns its generation. Under the
     /// shared lock.
     static func join(_ shared: LedgerSharedState, _ opened: OpenedFile, replacing: Bool) -> UInt64 {
-        let identity = LedgerSharedState.identity(of: opened.descriptor.fd)
+        let identity = shared.identity(of: opened.descriptor.fd)
         if replacing || !shared.isInitialised || identity == nil || shared.identity != identity {
             shared.adopt(identity ?? .init(device: 0, inode: 0), size: opened.size)
         } else if opened.newlineAdded {

@@ -32,7 +32,7 @@ extension LedgerWriter {
                 // recording the new file (then the path names a file the state does not: adopt
                 // it). Rotating again in either case would delete a file of lines.
                 if LedgerSharedState.generation(shared.word) != sharedGeneration
-                    || LedgerSharedState.identity(ofPath: path) != shared.identity
+                    || shared.identity(ofPath: path) != shared.identity
                 {
                     rotate = false
                 }

@@ -139,7 +139,7 @@ public final class LedgerWriter: Sendable {
         self.previousPath = directory.appendingPathComponent(LedgerWriter.previousFileName).path
         self.capBytes = max(1, capBytes)
         self.syscalls = syscalls
-        let shared = LedgerSharedState.open(directory: directory.path)
+        let shared = LedgerSharedState.open(directory: directory.path, syscalls: syscalls)
         self.shared = shared
         shared?.lock()
         defer { shared?.unlock() }

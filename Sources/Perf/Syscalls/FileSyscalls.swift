@@ -1,19 +1,10 @@
-// The Perf module's one syscall seam for files: EINTR retried in one place, faults injectable in
-// debug builds. The ledger writer and reader, the diagnostic files and the report builder call
-// the kernel only through here (the watchdog's /proc reads and signals are its own concern).
+// The Perf module's one syscall seam for files: EINTR retried by the package's one helper
+// (`retryingEINTR`, in JournalKit), faults injectable in debug builds. The ledger writer, reader
+// and shared state, the diagnostic files and the report builder call the kernel only through here
+// (the watchdog's /proc reads and signals are its own concern).
 import Glibc
+import JournalKit
 import Synchronization
-
-/// The result of one syscall: a non-negative value, or the errno it failed with.
-enum SyscallResult: Equatable {
-    case success(Int)
-    case failure(Int32)
-}
-
-/// A failed syscall's errno, as an `Error` for `Result`.
-struct SyscallError: Error, Equatable {
-    let errno: Int32
-}
 
 /// Every file syscall Perf makes goes through here, so tests can force ENOSPC, short writes and
 /// failed opens, reads, renames or directory creation without a full disk.
@@ -137,6 +128,65 @@ struct FileSyscalls: Sendable {
         return (Int(info.st_size), Int(info.st_nlink))
     }
 
+    /// fstat(2) of an open file, whole.
+    func fileStatus(_ fd: Int32) -> Result<stat, SyscallError> {
+        #if DEBUG
+            if let errno = faults?.take(.fileStatus), errno != 0 { return .failure(SyscallError(errno: errno)) }
+        #endif
+        var info = stat()
+        if case .failure(let code) = retryingEINTR({ Int(Glibc.fstat(fd, &info)) }) {
+            return .failure(SyscallError(errno: code))
+        }
+        return .success(info)
+    }
+
+    /// stat(2) of a path, following links, whole.
+    func pathStatus(_ path: String) -> Result<stat, SyscallError> {
+        #if DEBUG
+            if let errno = faults?.take(.pathStatus), errno != 0 { return .failure(SyscallError(errno: errno)) }
+        #endif
+        var info = stat()
+        if case .failure(let code) = retryingEINTR({ Int(stat(path, &info)) }) {
+            return .failure(SyscallError(errno: code))
+        }
+        return .success(info)
+    }
+
+    /// flock(2) with `operation` (`LOCK_EX`, `LOCK_UN`, ...).
+    func lock(_ fd: Int32, _ operation: Int32) -> SyscallResult {
+        #if DEBUG
+            if let errno = faults?.take(.lock), errno != 0 { return .failure(errno) }
+        #endif
+        return retryingEINTR { Int(flock(fd, operation)) }
+    }
+
+    /// The soft file-size limit (`ulimit -f`), or nil when there is none or it cannot be read.
+    func fileSizeLimit() -> rlim_t? {
+        #if DEBUG
+            if faults?.take(.limit) != nil { return nil }
+        #endif
+        var limit = rlimit()
+        guard getrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max else {
+            return nil
+        }
+        return limit.rlim_cur
+    }
+
+    /// mmap(2) of the first `bytes` of `fd`, read-write and `MAP_SHARED`.
+    func mapShared(_ fd: Int32, bytes: Int) -> Result<UnsafeMutableRawPointer, SyscallError> {
+        #if DEBUG
+            if let errno = faults?.take(.map), errno != 0 { return .failure(SyscallError(errno: errno)) }
+        #endif
+        guard let mapped = mmap(nil, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), mapped != MAP_FAILED else {
+            return .failure(SyscallError(errno: errno))
+        }
+        return .success(mapped)
+    }
+
+    func unmap(_ base: UnsafeMutableRawPointer, bytes: Int) {
+        _ = munmap(base, bytes)
+    }
+
     /// The last byte of an open file, to detect a line torn by a kill.
     func lastByte(_ fd: Int32, size: Int) -> UInt8? {
         guard size > 0 else { return nil }
@@ -153,20 +203,12 @@ struct FileSyscalls: Sendable {
     func close(_ fd: Int32) {
         _ = Glibc.close(fd)
     }
-
-    private func retryingEINTR(_ call: () -> Int) -> SyscallResult {
-        while true {
-            let result = call()
-            if result >= 0 { return .success(result) }
-            if errno != EINTR { return .failure(errno) }
-        }
-    }
 }
 
 #if DEBUG
     /// Scripted failures for the ledger's syscalls (debug builds only).
     final class SyscallFaultInjector: Sendable {
-        enum Operation: Hashable { case open, rename, read, mkdir }
+        enum Operation: Hashable { case open, rename, read, mkdir, fileStatus, pathStatus, lock, limit, map }
         enum WriteFault: Equatable {
             case errno(Int32)
             case short
@@ -195,7 +237,7 @@ struct FileSyscalls: Sendable {
         }
 
         /// The next calls of `operation` in order: each fails with its errno, or goes through
-        /// for a 0 (renames only), so a later call can fail alone.
+        /// for a 0 (renames, locks, stats and maps), so a later call can fail alone.
         func script(_ operation: Operation, _ errnos: [Int32]) {
             state.withLock { $0.errnos[operation, default: []] += errnos }
         }

@@ -1,9 +1,11 @@
 // The metrics endpoint's socket seam: every socket, pipe and poll call the endpoint makes goes
-// through here, EINTR retried in one place, errors as errnos. Descriptors are close-on-exec and
-// non-blocking from birth (SOCK_CLOEXEC | SOCK_NONBLOCK, accept4, pipe2), and sends never raise
-// SIGPIPE (MSG_NOSIGNAL), so a client that hangs up cannot kill the host program.
+// through here, EINTR retried by the package's one helper (`retryingEINTR`), errors as errnos.
+// Descriptors are close-on-exec and non-blocking from birth (SOCK_CLOEXEC | SOCK_NONBLOCK,
+// accept4, pipe2), and sends never raise SIGPIPE (MSG_NOSIGNAL), so a client that hangs up cannot
+// kill the host program.
 import CPerfShims
 import Glibc
+import JournalKit
 
 enum SocketSyscalls {
     /// A numeric IPv4 or IPv6 address and a port, ready for bind(2).
@@ -143,13 +145,5 @@ enum SocketSyscalls {
     /// close(2), not retried on EINTR (on Linux the descriptor is gone either way).
     static func close(_ fd: Int32) {
         _ = Glibc.close(fd)
-    }
-
-    private static func retryingEINTR(_ call: () -> Int) -> SyscallResult {
-        while true {
-            let result = call()
-            if result >= 0 { return .success(result) }
-            if errno != EINTR { return .failure(errno) }
-        }
     }
 }

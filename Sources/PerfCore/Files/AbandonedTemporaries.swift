@@ -18,10 +18,11 @@ package enum AbandonedTemporaries {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
         let now = time(nil)
         for name in names where isTemporary(name) {
-            var status = stat()
             let path = folder + "/" + name
-            guard stat(path, &status) == 0, now - status.st_mtim.tv_sec > ageSeconds else { continue }
-            unlink(path)
+            guard case .success(let status) = CoreSyscalls.status(ofPath: path),
+                now - status.st_mtim.tv_sec > ageSeconds
+            else { continue }
+            _ = CoreSyscalls.unlink(path)
         }
     }
 }

@@ -76,14 +76,19 @@ public struct RecoveredSpanMemory: Sendable, Equatable {
     /// - Throws: ``SpanMemoryError`` naming the file and the problem (unreadable, not a span
     ///   memory, another version, a damaged header); the caller reports it and goes on.
     public static func read(path: String) throws(SpanMemoryError) -> RecoveredSpanMemory? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-        guard fd >= 0 else {
-            if errno == ENOENT { return nil }
-            throw SpanMemoryError(path: path, operation: "open", errno: errno)
+        let fd: Int32
+        switch CoreSyscalls.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) {
+        case .success(let opened): fd = Int32(opened)
+        case .failure(let code):
+            if code == ENOENT { return nil }
+            throw SpanMemoryError(path: path, operation: "open", errno: code)
         }
-        defer { close(fd) }
-        var status = stat()
-        guard fstat(fd, &status) == 0 else { throw SpanMemoryError(path: path, operation: "fstat", errno: errno) }
+        defer { CoreSyscalls.close(fd) }
+        let status: stat
+        switch CoreSyscalls.status(of: fd) {
+        case .success(let info): status = info
+        case .failure(let error): throw SpanMemoryError(path: path, operation: "fstat", errno: error.errno)
+        }
         guard status.st_mode & S_IFMT == S_IFREG else {
             throw SpanMemoryError(path: path, operation: "not a regular file", errno: 0)
         }
@@ -139,14 +144,17 @@ public struct RecoveredSpanMemory: Sendable, Equatable {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(count, 1), alignment: 64)
         var done = 0
         while done < count {
-            let got = pread(fd, buffer.baseAddress! + done, count - done, off_t(done))
-            if got < 0, errno == EINTR { continue }
-            guard got > 0 else {
-                let code = got < 0 ? errno : 0
+            let rest = UnsafeMutableRawBufferPointer(rebasing: buffer[done..<count])
+            switch CoreSyscalls.read(fd, into: rest, at: done) {
+            case .success(let got) where got > 0:
+                done += got
+            case .success:
                 buffer.deallocate()
-                throw SpanMemoryError(path: path, operation: got < 0 ? "read" : "shorter than it says", errno: code)
+                throw SpanMemoryError(path: path, operation: "shorter than it says", errno: 0)
+            case .failure(let code):
+                buffer.deallocate()
+                throw SpanMemoryError(path: path, operation: "read", errno: code)
             }
-            done += got
         }
         return UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count])
     }

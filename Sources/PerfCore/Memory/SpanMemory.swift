@@ -88,7 +88,7 @@ public final class SpanMemory: @unchecked Sendable {
         arenaBytes = regions.arenaBytes
     }
 
-    deinit { munmap(base, configuration.bytes) }
+    deinit { CoreSyscalls.unmap(base, bytes: configuration.bytes) }
 
     /// Anonymous memory: nothing survives the process.
     ///
@@ -101,9 +101,10 @@ public final class SpanMemory: @unchecked Sendable {
         guard !AllocationFaults.fails(.anonymousMapping) else {
             throw SpanMemoryError(path: nil, operation: "mmap", errno: ENOMEM)
         }
-        let mapped = mmap(nil, sizes.bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
-        guard let mapped, mapped != MAP_FAILED else {
-            throw SpanMemoryError(path: nil, operation: "mmap", errno: errno)
+        let mapped: UnsafeMutableRawPointer
+        switch CoreSyscalls.map(bytes: sizes.bytes, flags: MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE) {
+        case .success(let pointer): mapped = pointer
+        case .failure(let error): throw SpanMemoryError(path: nil, operation: "mmap", errno: error.errno)
         }
         let memory = SpanMemory(path: nil, configuration: sizes, base: mapped)
         memory.writeHeader(anchorMonotonicNanos: anchorMonotonicNanos, anchorWallNanos: anchorWallNanos)
@@ -122,26 +123,29 @@ public final class SpanMemory: @unchecked Sendable {
         let sizes = configuration.normalized
         // Under a file-size limit (`ulimit -f`) below the mapping, fallocate would raise SIGXFSZ in
         // the host before failing with EFBIG: do not provoke it, say so.
-        var limit = rlimit()
-        if getrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max,
-            limit.rlim_cur < rlim_t(sizes.bytes)
-        {
+        if let limit = CoreSyscalls.fileSizeLimit(), limit < rlim_t(sizes.bytes) {
             throw SpanMemoryError(
-                path: path, operation: "the file size limit (ulimit -f, \(limit.rlim_cur) bytes) is below its "
+                path: path, operation: "the file size limit (ulimit -f, \(limit) bytes) is below its "
                     + "\(sizes.bytes) bytes", errno: 0)
         }
-        let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw SpanMemoryError(path: path, operation: "open", errno: errno) }
-        defer { Glibc.close(fd) }
+        let fd: Int32
+        switch CoreSyscalls.open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, mode: 0o600) {
+        case .success(let opened): fd = Int32(opened)
+        case .failure(let code): throw SpanMemoryError(path: path, operation: "open", errno: code)
+        }
+        defer { CoreSyscalls.close(fd) }
         func fail(_ operation: String, _ code: Int32) -> SpanMemoryError {
-            unlink(path)
+            _ = CoreSyscalls.unlink(path)
             return SpanMemoryError(path: path, operation: operation, errno: code)
         }
-        let reserved = perf_fallocate(fd, Int64(sizes.bytes))
+        let reserved = CoreSyscalls.reserve(fd, bytes: sizes.bytes)
         guard reserved == 0 else { throw fail("fallocate", reserved) }
         guard !AllocationFaults.fails(.fileMapping) else { throw fail("mmap", ENOMEM) }
-        let mapped = mmap(nil, sizes.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
-        guard let mapped, mapped != MAP_FAILED else { throw fail("mmap", errno) }
+        let mapped: UnsafeMutableRawPointer
+        switch CoreSyscalls.map(bytes: sizes.bytes, flags: MAP_SHARED, fd: fd) {
+        case .success(let pointer): mapped = pointer
+        case .failure(let error): throw fail("mmap", error.errno)
+        }
         let memory = SpanMemory(path: path, configuration: sizes, base: mapped)
         memory.writeHeader(anchorMonotonicNanos: anchorMonotonicNanos, anchorWallNanos: anchorWallNanos)
         return memory
@@ -250,9 +254,11 @@ public final class SpanMemory: @unchecked Sendable {
     /// records (into the fresh memory) and never faults.
     public func close() {
         perf_atomic_store_u64_release(word(SpanMemoryLayout.closedOffset), 1)
-        if let path { unlink(path) }
+        if let path { _ = CoreSyscalls.unlink(path) }
         let flags = MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE
-        guard mmap(base, configuration.bytes, PROT_READ | PROT_WRITE, flags, -1, 0) == base else { return }
+        guard case .success(let mapped) = CoreSyscalls.map(base, bytes: configuration.bytes, flags: flags),
+            mapped == base
+        else { return }
         writeHeader(anchorMonotonicNanos: perf_monotonic_ns(), anchorWallNanos: perf_realtime_ns())
         perf_atomic_store_u64_release(word(SpanMemoryLayout.closedOffset), 1)
     }
@@ -264,7 +270,7 @@ public final class SpanMemory: @unchecked Sendable {
     @discardableResult
     public func synchronize() -> Int32 {
         guard path != nil else { return 0 }
-        return msync(base, configuration.bytes, MS_SYNC) == 0 ? 0 : errno
+        return CoreSyscalls.synchronize(base, bytes: configuration.bytes)
     }
 
     /// Stores to every resident page of the used part of a file-backed memory (a compare-and-swap
@@ -278,7 +284,7 @@ public final class SpanMemory: @unchecked Sendable {
         let length = arenaOffset + arenaUsedBytes
         let pages = (length + 4095) / 4096
         var resident = [UInt8](repeating: 0, count: pages)
-        guard mincore(base, length, &resident) == 0 else { return 0 }
+        guard CoreSyscalls.residentPages(base, length: length, into: &resident) else { return 0 }
         var stored = 0
         for page in 0..<pages where resident[page] & 1 != 0 {
             perf_touch_for_write(word(page * 4096))

@@ -21,11 +21,12 @@ extension SessionIndex {
         guard SessionInfo.isValidID(record.id) else { return nil }
         let bytes = SessionIndexCodec.encode(record)
         let path = endingPath(id: record.id)
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        guard Self.writeAll(fd, bytes, offset: 0) == 0 else {
-            unlink(path)
+        let flags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW
+        guard case .success(let opened) = CoreSyscalls.open(path, flags, mode: 0o600) else { return nil }
+        let fd = Int32(opened)
+        defer { CoreSyscalls.close(fd) }
+        guard bytes.withUnsafeBytes({ CoreSyscalls.writeAll(fd, $0, at: 0) }) == 0 else {
+            _ = CoreSyscalls.unlink(path)
             return nil
         }
         return bytes.count
@@ -38,36 +39,20 @@ extension SessionIndex {
         let bytes = SessionIndexCodec.encode(record)
         guard bytes.count == preparedBytes, SessionInfo.isValidID(record.id) else { return false }
         let path = endingPath(id: record.id)
-        let fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
-        guard fd >= 0 else { return false }
-        var failed = Self.writeAll(fd, bytes, offset: 0) != 0
-        if !failed, sync, fsync(fd) != 0 { failed = true }
-        close(fd)
-        guard !failed, rename(path, self.path(id: record.id)) == 0 else { return false }
+        guard case .success(let opened) = CoreSyscalls.open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW) else {
+            return false
+        }
+        let fd = Int32(opened)
+        var failed = bytes.withUnsafeBytes { CoreSyscalls.writeAll(fd, $0, at: 0) } != 0
+        if !failed, sync, case .failure = CoreSyscalls.fsync(fd) { failed = true }
+        CoreSyscalls.close(fd)
+        guard !failed, case .success = CoreSyscalls.rename(path, self.path(id: record.id)) else { return false }
         return true
     }
 
     /// Deletes session `id`'s end written ahead, if any (its record is final another way).
     func removePreparedEnd(id: String) {
         guard SessionInfo.isValidID(id) else { return }
-        unlink(endingPath(id: id))
-    }
-
-    /// `pwrite(2)` until all of `bytes` is at `offset` (EINTR retried): 0, or the errno.
-    private static func writeAll(_ fd: Int32, _ bytes: [UInt8], offset: Int) -> Int32 {
-        var done = 0
-        while done < bytes.count {
-            let written = bytes.withUnsafeBytes { raw in
-                pwrite(fd, raw.baseAddress! + done, raw.count - done, off_t(offset + done))
-            }
-            if written > 0 {
-                done += written
-            } else if written < 0, errno == EINTR {
-                continue
-            } else {
-                return written < 0 ? errno : EIO
-            }
-        }
-        return 0
+        _ = CoreSyscalls.unlink(endingPath(id: id))
     }
 }

@@ -2,6 +2,7 @@
 // written whole under a temporary name and renamed, so several processes update it without a
 // lock and a reader never sees half a record.
 import Foundation
+import JournalKit
 
 #if canImport(Glibc)
     import Glibc
@@ -47,27 +48,17 @@ public struct SessionIndex: Sendable {
         let bytes = SessionIndexCodec.encode(record)
         let final = path(id: record.id)
         let temporary = folder + "/." + record.id + Self.suffix + ".tmp-\(getpid())-\(SessionInfo.randomID())"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw failure("cannot create", temporary, errno) }
-        var offset = 0
-        var error: Int32 = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { raw in Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
-            }
-            if written > 0 {
-                offset += written
-            } else if written < 0, errno == EINTR {
-                continue
-            } else {
-                error = written < 0 ? errno : EIO
-                break
-            }
+        let fd: Int32
+        switch CoreSyscalls.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode: 0o600) {
+        case .success(let opened): fd = Int32(opened)
+        case .failure(let error): throw failure("cannot create", temporary, error)
         }
-        if error == 0, sync, fsync(fd) != 0 { error = errno }
-        close(fd)
-        if error == 0, rename(temporary, final) != 0 { error = errno }
+        var error = bytes.withUnsafeBytes { CoreSyscalls.writeAll(fd, $0) }
+        if error == 0, sync, case .failure(let code) = CoreSyscalls.fsync(fd) { error = code }
+        CoreSyscalls.close(fd)
+        if error == 0, case .failure(let code) = CoreSyscalls.rename(temporary, final) { error = code }
         if error != 0 {
-            unlink(temporary)
+            _ = CoreSyscalls.unlink(temporary)
             throw failure("cannot write", final, error)
         }
     }
@@ -107,10 +98,10 @@ public struct SessionIndex: Sendable {
         var excess = names.count - capacity
         for entry in dated where excess > 0 {
             let id = String(entry.name.dropLast(Self.suffix.count))
-            var status = stat()
             // A journal still there: live, or not yet recovered. Its record stays.
-            guard stat(folder + "/" + id, &status) != 0, errno == ENOENT else { continue }
-            unlink(folder + "/" + entry.name)
+            guard case .failure(let error) = CoreSyscalls.status(ofPath: folder + "/" + id), error.errno == ENOENT
+            else { continue }
+            _ = CoreSyscalls.unlink(folder + "/" + entry.name)
             excess -= 1
         }
     }
@@ -132,17 +123,18 @@ public struct SessionIndex: Sendable {
     static func readFile(_ path: String) -> [UInt8]? {
         // Non-blocking and regular files only: a FIFO or device under a record's name must not
         // hang or feed the reader.
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var status = stat()
-        guard fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
+        guard case .success(let opened) = CoreSyscalls.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        else { return nil }
+        let fd = Int32(opened)
+        defer { CoreSyscalls.close(fd) }
+        guard case .success(let status) = CoreSyscalls.status(of: fd), status.st_mode & S_IFMT == S_IFREG else {
+            return nil
+        }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            guard count >= 0 else { return nil }
+            let read = chunk.withUnsafeMutableBytes { CoreSyscalls.read(fd, into: $0) }
+            guard case .success(let count) = read else { return nil }
             if count == 0 { return bytes }
             bytes.append(contentsOf: chunk[0..<count])
             if bytes.count > SessionIndexCodec.maximumBytes { return nil }

@@ -1,5 +1,6 @@
-// The syscall seam of sessions: an flock(2) held on `sessions/<id>.lock` for a session's life.
+// A session's flock(2) held on `sessions/<id>.lock` for its life; its calls go through CoreSyscalls.
 import Foundation
+import JournalKit
 
 #if canImport(Glibc)
     import Glibc
@@ -25,7 +26,7 @@ final class SessionLockFile: Sendable {
         self.descriptor = descriptor
     }
 
-    deinit { close(descriptor) }
+    deinit { CoreSyscalls.close(descriptor) }
 
     /// Opens (creating with mode 0600) and tries to lock `path` without waiting.
     ///
@@ -34,18 +35,20 @@ final class SessionLockFile: Sendable {
     /// path opened again until the locked file is the one the path names.
     static func tryAcquire(path: String) throws(SessionError) -> Outcome {
         while true {
-            let descriptor = retryingEINTR { open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600) }
-            guard descriptor >= 0 else { throw failure("cannot open session lock", path, errno) }
-            guard retryingEINTR({ flock(descriptor, LOCK_EX | LOCK_NB) }) == 0 else {
-                let error = errno
-                close(descriptor)
+            let descriptor: Int32
+            switch CoreSyscalls.open(path, O_RDWR | O_CREAT | O_CLOEXEC, mode: 0o600) {
+            case .success(let fd): descriptor = Int32(fd)
+            case .failure(let error): throw failure("cannot open session lock", path, error)
+            }
+            if case .failure(let error) = CoreSyscalls.lock(descriptor, LOCK_EX | LOCK_NB) {
+                CoreSyscalls.close(descriptor)
                 if error == EWOULDBLOCK { return .busy }
                 throw failure("cannot lock", path, error)
             }
             if namesSameFile(descriptor: descriptor, path: path) {
                 return .acquired(SessionLockFile(path: path, descriptor: descriptor))
             }
-            close(descriptor)
+            CoreSyscalls.close(descriptor)
         }
     }
 
@@ -60,24 +63,27 @@ final class SessionLockFile: Sendable {
     static func createLocked(path: String) throws(SessionError) -> Outcome {
         let directory = (path as NSString).deletingLastPathComponent
         let temporary = directory + "/.lock-\(getpid())-\(UInt64.random(in: .min ... .max))"
-        let descriptor = retryingEINTR { open(temporary, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600) }
-        guard descriptor >= 0 else { return try tryAcquire(path: path) }
-        defer { _ = unlink(temporary) }
-        guard retryingEINTR({ flock(descriptor, LOCK_EX | LOCK_NB) }) == 0 else {
-            close(descriptor)
+        let flags = O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC
+        guard case .success(let opened) = CoreSyscalls.open(temporary, flags, mode: 0o600) else {
             return try tryAcquire(path: path)
         }
-        if retryingEINTR({ link(temporary, path) }) == 0 {
+        let descriptor = Int32(opened)
+        defer { _ = CoreSyscalls.unlink(temporary) }
+        guard case .success = CoreSyscalls.lock(descriptor, LOCK_EX | LOCK_NB) else {
+            CoreSyscalls.close(descriptor)
+            return try tryAcquire(path: path)
+        }
+        if case .success = CoreSyscalls.link(temporary, path) {
             return .acquired(SessionLockFile(path: path, descriptor: descriptor))
         }
-        close(descriptor)
+        CoreSyscalls.close(descriptor)
         return try tryAcquire(path: path)
     }
 
     private static func namesSameFile(descriptor: Int32, path: String) -> Bool {
-        var opened = stat()
-        var named = stat()
-        guard fstat(descriptor, &opened) == 0, stat(path, &named) == 0 else { return false }
+        guard case .success(let opened) = CoreSyscalls.status(of: descriptor),
+            case .success(let named) = CoreSyscalls.status(ofPath: path)
+        else { return false }
         return opened.st_dev == named.st_dev && opened.st_ino == named.st_ino
     }
 
@@ -90,12 +96,5 @@ final class SessionLockFile: Sendable {
 
     /// Deletes the lock file while still holding the lock, so no one ingests between the journal's
     /// removal and this.
-    func unlinkPath() { _ = unlink(path) }
-
-    private static func retryingEINTR(_ call: () -> Int32) -> Int32 {
-        while true {
-            let result = call()
-            if result >= 0 || errno != EINTR { return result }
-        }
-    }
+    func unlinkPath() { _ = CoreSyscalls.unlink(path) }
 }
