@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The under-budget Perf.begin/end as a user's package compiles it (issue 17): makes a temporary
+# The under-budget Perf.begin/end as a user's package compiles it: makes a temporary
 # SwiftPM package that depends on this checkout by path (offline: no other dependency), builds it
 # in release, and prints the median cost of Perf.begin+end against a clock_gettime(CLOCK_MONOTONIC)
 # pair measured in alternating batches of the same run, from 1 and from 2 threads, with the ratio.
@@ -11,7 +11,7 @@
 #   scripts/bench-client.sh --report FILE   also write the figures, the command, commit and host to
 #                                           FILE as Markdown (Reports/BENCH-CLIENT.md is the committed one)
 #
-# Not wired into CI; the goal of issue 17 is a ratio ≤ 0.6 where the TSC span clock is eligible.
+# Not wired into CI; the goal is a ratio ≤ 0.6 where the TSC span clock is eligible.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$(pwd)"
@@ -155,7 +155,7 @@ if [ -n "$report" ]; then
         echo "A temporary SwiftPM package depending on this checkout by path, built in release, times"
         echo "\`Perf.begin(\"client.span\", slowMs: 1000).end()\` (under budget) against a"
         echo "\`clock_gettime(CLOCK_MONOTONIC)\` pair in 31 alternating batches of 200,000 each, medians."
-        echo "Issue 17's goal: ratio ≤ 0.6 where the TSC span clock is eligible."
+        echo "The goal: ratio ≤ 0.6 where the TSC span clock is eligible."
         echo
         echo '```'
         echo "$output"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs Perf's reliability scenarios (issue 9) with release builds of perf-reliability (and the
+# Runs Perf's reliability scenarios with release builds of perf-reliability (and the
 # perf-test-child and perf-report it launches), each under `timeout`, and writes the report: SIGKILL
 # soaks, the crash story, disk faults, injected syscall faults (strace, an LD_PRELOAD short write),
 # bad input, concurrency, watchdog false positives and privacy.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A real Prometheus scrapes Perf.MetricsEndpoint (issue 18): `perf-test-child metrics-endpoint`
+# A real Prometheus scrapes Perf.MetricsEndpoint: `perf-test-child metrics-endpoint`
 # ends 1,000 spans of known durations, serves them on 127.0.0.1:<ephemeral port> and prints its
 # own p95; Prometheus (Debian's package, unpacked with scripts/validate/debian.sh into
 # $PERF_VALIDATE_TOOLS, default .build/validate-tools, as scripts/validate-exports.sh does)

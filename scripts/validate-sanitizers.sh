@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Perf under the sanitizers a user's CI runs (issue 19). For each of AddressSanitizer (with
+# Perf under the sanitizers a user's CI runs. For each of AddressSanitizer (with
 # LeakSanitizer) and ThreadSanitizer, one build of the package and its tests with --sanitize=…,
 # then two checks on it:
 #   host    perf-test-child sanitizer-host, a program linking Perf as a user's does: installs Perf,

@@ -120,7 +120,7 @@ PERF_TLS perf_flight_block perf_flight_tls;
 static uint64_t flight_generations = 0;
 
 // C11's aligned_alloc wants a size that is a multiple of the alignment: glibc tolerates any size,
-// AddressSanitizer and ThreadSanitizer abort the host (issue 19), so round up to whole lines.
+// AddressSanitizer and ThreadSanitizer abort the host, so round up to whole lines.
 static size_t cache_lines(size_t bytes) { return (bytes + 63) & ~(size_t)63; }
 
 perf_flight_ring *perf_flight_ring_create(uint64_t capacity) {

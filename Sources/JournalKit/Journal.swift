@@ -37,7 +37,7 @@ public final class Journal: Sendable {
     /// The segment header as an array, not the configuration's `Data`: a `Data` of more than 14
     /// bytes keeps its storage behind an enum tag in the pointer's spare bits, which
     /// LeakSanitizer does not recognise as a reference, so a journal alive at exit (a session
-    /// never shut down) was reported as leaking its header in every sanitized host (issue 19).
+    /// never shut down) would be reported as leaking its header in every sanitized host.
     private let segmentHeader: [UInt8]?
 
     let directoryPath: String

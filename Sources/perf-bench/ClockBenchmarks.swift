@@ -1,4 +1,4 @@
-// The span clock's reads beside CLOCK_MONOTONIC (issue 17): raw rdtsc, perf_fast_ns() as spans
+// The span clock's reads beside CLOCK_MONOTONIC: raw rdtsc, perf_fast_ns() as spans
 // read it once calibrated, and the same read with the fallback forced.
 import CPerfShims
 import PerfCore

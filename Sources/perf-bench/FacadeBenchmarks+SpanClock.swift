@@ -1,4 +1,4 @@
-// The floor under the facade's TSC rows (issue 17): what two span-clock reads and a histogram
+// The floor under the facade's TSC rows: what two span-clock reads and a histogram
 // tick cost with no Perf code around them, against the same CLOCK_MONOTONIC read pair.
 import CPerfShims
 import Perf

@@ -24,8 +24,8 @@ enum FacadeBenchmarks {
                 directory: directory, app: Perf.AppInfo(name: "perf-bench"), recording: .enabled,
                 ledgerCapBytes: 1 << 30))
         defer { Perf.shutdown() }
-        // The rows under their old names time spans with CLOCK_MONOTONIC (forced), as before
-        // issue 17; the TSC rows follow in the same run, so both ratios share one baseline noise.
+        // Rows with no clock in their name force CLOCK_MONOTONIC, the clock every host has, to time
+        // spans; the TSC rows follow in the same run, so both ratios share one baseline noise.
         SpanClock.shared.forceMonotonic(reason: "forced by perf-bench for the CLOCK_MONOTONIC rows")
         let monotonicSource = SpanClock.shared.source
         underBudget(
@@ -34,7 +34,7 @@ enum FacadeBenchmarks {
             clockNote: "span clock: \(monotonicSource)")
         SpanClock.shared.allowTSC()
         SpanClock.shared.calibrateNow()
-        // Issue 17's goal for the TSC: ≤ 0.6× the same pair.
+        // The goal for the TSC clock: ≤ 0.6× the same pair.
         underBudget(
             context, batches: batches, iterations: iterations, name: "Perf.begin+end under budget, TSC clock",
             twoThreadsName: "Perf.begin+end under budget, TSC clock, 2 threads (mean of medians)", target: 0.6,
@@ -45,9 +45,9 @@ enum FacadeBenchmarks {
         try overBudget(context, directory: directory, count: context.scaled(20_000, quick: 5_000))
     }
 
-    /// Install/shutdown cycles in memory (issue 17): the time of one cycle, and the RSS the second
-    /// half of them added, as a ratio to its 1 MiB budget (a retired runtime is freed once no
-    /// span can still hold it; each cycle kept about 49 KiB before).
+    /// Install/shutdown cycles in memory: the time of one cycle, and the RSS the second half of
+    /// them added, as a ratio to its 1 MiB budget (a retired runtime is freed once no span can
+    /// still hold it, so cycles must not add up).
     private static func cycles(_ context: BenchContext, count: Int) {
         let configuration = Perf.Configuration(app: Perf.AppInfo(name: "perf-bench"), recording: .disabled)
         var samples: [Double] = []
@@ -169,7 +169,7 @@ enum FacadeBenchmarks {
     private static func probeCost(_ context: BenchContext, batches: Int, iterations: Int) {
         let allocations = Bench.allocationsPerOp(iterations: 10_000) { Perf.begin("bench.facade", slowMs: 1000).end() }
         // The span_end probe as users compile it, against the same facade call with the probe
-        // compiled out (issue 22: within 2 % or 1 ns when no tracer listens).
+        // compiled out (the goal: within 2 % or 1 ns when no tracer listens).
         let probe = Bench.alternating(batches: batches, iterations: iterations) { count in
             for _ in 0..<count { Perf.begin("bench.facade", slowMs: 1000).endWithoutProbe() }
         } subject: { count in

@@ -1,4 +1,4 @@
-// Ledger rows with several processes on one data directory (issue 21): an over-budget append from
+// Ledger rows with several processes on one data directory: an over-budget append from
 // one process and from four sharing the directory, each beside raw write(2)s of the same line to
 // one shared O_APPEND file from the same number of processes, measured in the same children.
 import Foundation

@@ -55,7 +55,7 @@ enum MetricsBenchmarks {
                 median: measured.median, p99: measured.p99, baseline: "Perf.spanHistograms() of the same runtime",
                 baselineMedian: copies.median, baselineP99: copies.p99,
                 ratio: measured.median / max(copies.median, 1e-9),
-                // Issue 18 asks for the cost, not a bound: no target, no mark (the CI gate is in
+                // This row reports the cost, not a bound: no target, no mark (the CI gate is in
                 // scripts/perf-bench-budgets.json).
                 target: nil, pass: nil,
                 note: "\(text.utf8.count) bytes of output (\(spans) span histograms, \(families) families); "

@@ -14,8 +14,9 @@ enum SpanBenchmarks {
     private static let underBudgetNanos: UInt64 = 1_000_000_000
 
     private static func run(_ context: BenchContext) {
-        // These rows keep timing spans with CLOCK_MONOTONIC, as before issue 17, whichever group
-        // ran before; the facade group has the TSC rows. Later groups get the TSC back, calibrated.
+        // These rows time spans with CLOCK_MONOTONIC, whichever group ran before, so they measure
+        // the same clock on every host; the facade group has the TSC rows. Later groups get the TSC
+        // back, calibrated.
         SpanClock.shared.forceMonotonic(reason: "forced by perf-bench for the span group")
         defer {
             SpanClock.shared.allowTSC()
@@ -112,7 +113,8 @@ enum SpanBenchmarks {
     }
 
     /// `measure` around an empty body, sync and async, against the no-op `withSpan` of
-    /// swift-distributed-tracing as measured on this machine (issue 3): the aim is 5× cheaper.
+    /// swift-distributed-tracing (a fixed figure, measured once on this machine): the aim is 5×
+    /// cheaper.
     private static func measure(_ context: BenchContext, recorder: SpanRecorder, batches: Int, iterations: Int) {
         let sync = Bench.perOp(batches: batches, iterations: iterations) { count in
             var total = 0
@@ -145,7 +147,7 @@ enum SpanBenchmarks {
             context.add(
                 BenchRow(
                     group: "span", name: name, unit: "ns/op", median: distribution.median, p99: distribution.p99,
-                    p999: distribution.p999, baseline: "swift-distributed-tracing no-op withSpan (issue 3 figure)",
+                    p999: distribution.p999, baseline: "swift-distributed-tracing no-op withSpan (fixed figure)",
                     baselineMedian: tracing, ratio: distribution.median / tracing, target: "≤ 0.2× baseline",
                     pass: distribution.median <= 0.2 * tracing))
         }

@@ -1,10 +1,10 @@
-// The span memory group (issue 14): what moving span histograms and the flight recorder into a
-// file mapped MAP_SHARED costs. Resident memory for 1,000 names × 32 threads against the layout
-// before (SpanMemoryRSSBenchmarks.swift); the tail of individually timed spans over anonymous
-// memory, a file, a file whose pages another thread writes back every 5 ms and one written back
-// every half ring lap (so stores take write faults), beside a timed clock pair; and the scoped hot
-// path over a file against a CLOCK_MONOTONIC read pair from 1 and 2 threads, as the span group
-// measures it over anonymous memory.
+// The span memory group: what keeping span histograms and the flight recorder in a file mapped
+// MAP_SHARED costs. Resident memory for 1,000 names × 32 threads against a heap-allocated layout
+// emulated in the same run (SpanMemoryRSSBenchmarks.swift); the tail of individually timed spans
+// over anonymous memory, a file, a file whose pages another thread writes back every 5 ms and one
+// written back every half ring lap (so stores take write faults), beside a timed clock pair; and
+// the scoped hot path over a file against a CLOCK_MONOTONIC read pair from 1 and 2 threads, as the
+// span group measures it over anonymous memory.
 import CPerfShims
 import Foundation
 import Glibc

@@ -1,8 +1,8 @@
-// The span memory's resident cost (issue 14): 1,000 span names × 32 threads, each thread ending
-// spans of three durations under every name, against the histogram layout before issue 14
-// emulated in the same run. Each variant runs in a fresh child process (perf-bench re-executed
-// through /proc/self/exe with a hidden subcommand) that reads VmRSS before and after recording,
-// so neither a previous group's heap nor another variant's pages count.
+// The span memory's resident cost: 1,000 span names × 32 threads, each thread ending spans of
+// three durations under every name, against a heap-allocated histogram layout emulated in the
+// same run (OldLayoutHistograms). Each variant runs in a fresh child process (perf-bench
+// re-executed through /proc/self/exe with a hidden subcommand) that reads VmRSS before and after
+// recording, so neither a previous group's heap nor another variant's pages count.
 import CPerfShims
 import Foundation
 import Glibc
@@ -215,11 +215,11 @@ enum SpanMemoryRSS {
     }
 }
 
-/// The histogram memory of commit f48aa16 (before issue 14), emulated for the baseline: a table of
-/// entry pointers; per name, on first record, a 320-byte entry of 32 stripe pointers; per (name,
-/// stripe), on its first record, one 16,960-byte 64-aligned block zeroed in full as the old
-/// `AtomicHistogramStripe.allocate()` did (touching every page), then the same increments: plain
-/// stores on an exclusive stripe, atomic adds on a shared one.
+/// Heap-allocated histogram memory, emulated for the baseline: a table of entry pointers; per
+/// name, on first record, a 320-byte entry of 32 stripe pointers; per (name, stripe), on its first
+/// record, one 16,960-byte 64-aligned block zeroed in full (touching every page), then the same
+/// increments: plain stores on an exclusive stripe, atomic adds on a shared one. It shows what
+/// span memory saves by not giving every (name, stripe) its own zeroed block.
 final class OldLayoutHistograms: @unchecked Sendable {
     // @unchecked: the table and blocks are written only through the C atomics or before publication.
     static let stripeWords = 8 + 2_112
@@ -255,7 +255,7 @@ final class OldLayoutHistograms: @unchecked Sendable {
     }
 
     /// The block a slot points to, allocated, zeroed and published on first use (the loser of a
-    /// race frees its copy, as the old code did).
+    /// race frees its copy).
     private func claim(_ slot: UnsafeMutablePointer<UnsafeRawPointer?>, words: Int, minimum: Bool)
         -> UnsafePointer<UInt64>
     {
@@ -268,7 +268,7 @@ final class OldLayoutHistograms: @unchecked Sendable {
         return perf_atomic_load_ptr_acquire(slot)!.assumingMemoryBound(to: UInt64.self)
     }
 
-    /// The old bucket geometry: 64 sub-buckets per octave from 2^9 to 2^42 ns.
+    /// The emulated layout's bucket geometry: 64 sub-buckets per octave from 2^9 to 2^42 ns.
     private static func bucket(_ nanos: UInt64) -> Int {
         let clamped = min(max(nanos, 1 << 9), (1 << 42) - 1)
         let exponent = 63 - clamped.leadingZeroBitCount

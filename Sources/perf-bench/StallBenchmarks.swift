@@ -1,4 +1,4 @@
-// The stall group (issue 17): a note and a keyed begin+end on one thread while another thread's
+// The stall group: a note and a keyed begin+end on one thread while another thread's
 // ledger writes stall 50 ms each (a stalled disk), beside the same operations with no stall,
 // measured in the same run. The ledger here is an inline sink that writes the lines the ledger
 // writes (notes, over-budget ends) with write(2) to a scratch file, sleeping first when stalled:

@@ -8,7 +8,7 @@ import PerfTestSupport
 
 enum Reliability {
     static let usage = """
-        OVERVIEW: Perf's reliability scenarios (issue 9): kills, crash story, disk faults, bad input,
+        OVERVIEW: Perf's reliability scenarios: kills, crash story, disk faults, bad input,
         concurrency, watchdog false positives and privacy, each printing one JSON result line.
 
         USAGE: perf-reliability <scenario> [--quick] [--seed <n>] [--rounds <n>] [--perf-report <path>]

@@ -1,4 +1,4 @@
-// The injected-fault scenarios (issue 19): each runs `perf-test-child reliability writer` under one
+// The injected-fault scenarios: each runs `perf-test-child reliability writer` under one
 // fault (see ReliabilityFaultInjection) and states what it expects of the ledger and stderr.
 import Foundation
 import Glibc

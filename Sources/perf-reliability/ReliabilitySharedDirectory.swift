@@ -1,4 +1,4 @@
-// Several processes, one data directory (issue 21): four writers end 20,000 over-budget spans
+// Several processes, one data directory: four writers end 20,000 over-budget spans
 // each into one ledger, at a 32 KiB and a 512 KiB cap, and the files are checked afterwards.
 import Foundation
 import Perf

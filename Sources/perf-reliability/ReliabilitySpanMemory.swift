@@ -1,6 +1,6 @@
 // SIGKILL at a random moment of a child whose histograms and flight recorder live in span memory:
 // the next start recovers every acknowledged span, its newest spans and a lower bound for the
-// span it left open (issue 14).
+// span it left open.
 import Foundation
 import Glibc
 import Perf

@@ -1,4 +1,4 @@
-// The knobs of a hang watchdog, with the defaults the measurements in issue 5 justify.
+// The knobs of a hang watchdog, with defaults chosen for detection error and idle cost (see below).
 
 extension Perf.HangWatchdog {
     /// How often a watchdog pings its target, what counts as a hitch or a hang, and how it samples.

@@ -124,7 +124,7 @@ final class WatchdogFlag: Sendable {
 
 /// A watchdog's thread and how to stop it: what the registry holds, so it needs no reference to
 /// the public object (a weak one cost a side table that LeakSanitizer reported as leaked, since
-/// the object's reference count points to it in an encoded form, issue 19).
+/// the object's reference count points to it in an encoded form).
 final class WatchdogThreadControl: Sendable {
     let running = Mutex<RunningThread?>(nil)
 
