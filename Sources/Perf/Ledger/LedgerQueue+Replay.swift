@@ -28,15 +28,17 @@ extension LedgerQueue {
     /// Every field is checked before it is used: any bytes at `path` are read without a crash.
     @discardableResult
     static func replay(path: String, into writer: LedgerWriter, session: String) -> Replay? {
-        let fd = open(path, O_RDWR | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { Glibc.close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0, info.st_size >= headerBytes + 64, info.st_size <= 1 << 30 else { return nil }
+        let syscalls = writer.syscalls
+        guard case .success(let opened) = syscalls.open(path, flags: O_RDWR | O_CLOEXEC, mode: 0) else { return nil }
+        let fd = Int32(opened)
+        defer { syscalls.close(fd) }
+        guard case .success(let info) = syscalls.fileStatus(fd), info.st_size >= headerBytes + 64,
+            info.st_size <= 1 << 30
+        else { return nil }
         // Read with pread, never mapped: a file cut short under the reader cannot fault it.
         var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
-        let read = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
-        guard read == bytes.count else { return nil }
+        let read = bytes.withUnsafeMutableBytes { syscalls.read(fd, into: $0, at: 0) }
+        guard read == .success(bytes.count) else { return nil }
         return bytes.withUnsafeBytes { file -> Replay? in
             func field(_ offset: Int) -> UInt64 { file.load(fromByteOffset: offset, as: UInt64.self) }
             let capacity = UInt64(file.count - headerBytes)
@@ -70,7 +72,7 @@ extension LedgerQueue {
             }
             // Empty now: a second replay (this start dying before it acknowledged) writes nothing again.
             var emptied = (tail: head, writing: head, dropped: UInt64(0))
-            _ = withUnsafeBytes(of: &emptied) { pwrite(fd, $0.baseAddress, $0.count, off_t(Field.tail)) }
+            _ = withUnsafeBytes(of: &emptied) { syscalls.write(fd, $0, at: Field.tail) }
             return replay
         }
     }

@@ -79,7 +79,7 @@ final class LedgerQueue: @unchecked Sendable {
         self.sessionID = sessionID
     }
 
-    deinit { munmap(base, mappedBytes) }
+    deinit { writer.syscalls.unmap(base, bytes: mappedBytes) }
 
     /// The ring's size for a backlog bound: whole pages, at least 64 KiB.
     static func ringBytes(backlogBytes: Int) -> Int {
@@ -89,17 +89,18 @@ final class LedgerQueue: @unchecked Sendable {
 
     /// A queue in the file at `path` (created, or emptied if it exists: the caller replayed it
     /// first), or in anonymous memory when `path` is nil or the file cannot be made (then a kill
-    /// loses what it holds, as before this queue existed; `problem` says why).
+    /// loses what it holds; `problem` says why).
     static func make(
         path: String?, backlogBytes: Int, writer: LedgerWriter, sessionID: String,
         problem: (String) -> Void = { _ in }
     ) -> LedgerQueue? {
         let bytes = headerBytes + ringBytes(backlogBytes: backlogBytes)
         if let path {
-            switch mapFile(path: path, bytes: bytes) {
+            switch mapFile(path: path, bytes: bytes, syscalls: writer.syscalls) {
             case .success(let base):
-                return LedgerQueue(path: path, base: base, mappedBytes: bytes, writer: writer, sessionID: sessionID)
-                    .initialised()
+                return LedgerQueue(
+                    path: path, base: base, mappedBytes: bytes, writer: writer, sessionID: sessionID
+                ).initialised()
             case .failure(let error):
                 problem("perf: ledger lines queued in a burst will not survive a crash (\(path): \(error))")
             }
@@ -117,8 +118,10 @@ final class LedgerQueue: @unchecked Sendable {
         var description: String { "\(step): \(String(cString: strerror(errno)))" }
     }
 
-    private static func mapFile(path: String, bytes: Int) -> Result<UnsafeMutableRawPointer, MapFailure> {
-        let syscalls = FileSyscalls()
+    /// The queue's file made at `bytes` and mapped shared, through the ledger's syscall seam.
+    private static func mapFile(
+        path: String, bytes: Int, syscalls: FileSyscalls
+    ) -> Result<UnsafeMutableRawPointer, MapFailure> {
         let opened: Int
         switch syscalls.open(path, flags: O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, mode: 0o600) {
         case .success(let fd): opened = fd
@@ -126,10 +129,13 @@ final class LedgerQueue: @unchecked Sendable {
         }
         let fd = Int32(opened)
         defer { syscalls.close(fd) }
-        guard ftruncate(fd, off_t(bytes)) == 0 else { return .failure(MapFailure(step: "ftruncate", errno: errno)) }
-        let mapped = mmap(nil, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
-        guard let mapped, mapped != MAP_FAILED else { return .failure(MapFailure(step: "mmap", errno: errno)) }
-        return .success(mapped)
+        if case .failure(let error) = syscalls.setSize(fd, bytes: bytes) {
+            return .failure(MapFailure(step: "ftruncate", errno: error))
+        }
+        switch syscalls.mapShared(fd, bytes: bytes) {
+        case .success(let mapped): return .success(mapped)
+        case .failure(let error): return .failure(MapFailure(step: "mmap", errno: error.errno))
+        }
     }
 
     private func initialised() -> LedgerQueue {
@@ -344,6 +350,6 @@ final class LedgerQueue: @unchecked Sendable {
     func close(deadline: Date) {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let empty = waitUntilWritten(deadline: deadline)
-        if empty, let path { _ = FileSyscalls().unlink(path) }
+        if empty, let path { _ = writer.syscalls.unlink(path) }
     }
 }

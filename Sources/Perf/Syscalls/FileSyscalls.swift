@@ -187,6 +187,43 @@ struct FileSyscalls: Sendable {
         _ = munmap(base, bytes)
     }
 
+    /// ftruncate(2): sets the file's size to `bytes`.
+    func setSize(_ fd: Int32, bytes: Int) -> SyscallResult {
+        #if DEBUG
+            if let errno = faults?.take(.size), errno != 0 { return .failure(errno) }
+        #endif
+        return retryingEINTR { Int(ftruncate(fd, off_t(bytes))) }
+    }
+
+    /// pread(2) until `buffer` is full or the file ends; the bytes read, or the errno.
+    func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int) -> SyscallResult {
+        #if DEBUG
+            if let errno = faults?.take(.read), errno != 0 { return .failure(errno) }
+        #endif
+        var done = 0
+        while done < buffer.count {
+            switch retryingEINTR({ pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset + done)) }) {
+            case .success(0): return .success(done)
+            case .success(let count): done += count
+            case .failure(let errno): return .failure(errno)
+            }
+        }
+        return .success(done)
+    }
+
+    /// pwrite(2) of all of `bytes` at `offset`; the errno of a failure.
+    func write(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int) -> SyscallResult {
+        #if DEBUG
+            if let fault = faults?.takeWrite() {
+                switch fault {
+                case .errno(let errno): return .failure(errno)
+                case .short: return .success(0)
+                }
+            }
+        #endif
+        return retryingEINTR { pwrite(fd, bytes.baseAddress, bytes.count, off_t(offset)) }
+    }
+
     /// The last byte of an open file, to detect a line torn by a kill.
     func lastByte(_ fd: Int32, size: Int) -> UInt8? {
         guard size > 0 else { return nil }
@@ -208,7 +245,7 @@ struct FileSyscalls: Sendable {
 #if DEBUG
     /// Scripted failures for the ledger's syscalls (debug builds only).
     final class SyscallFaultInjector: Sendable {
-        enum Operation: Hashable { case open, rename, read, mkdir, fileStatus, pathStatus, lock, limit, map }
+        enum Operation: Hashable { case open, rename, read, mkdir, fileStatus, pathStatus, lock, limit, map, size }
         enum WriteFault: Equatable {
             case errno(Int32)
             case short
