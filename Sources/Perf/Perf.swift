@@ -167,11 +167,10 @@ enum PerfState {
     ///
     /// Installed, the hot path loads it again inside a reader section (``withRecorder(_:)``), so
     /// that shutdown can free a retired runtime once every thread that may have loaded it has
-    /// left its section (`perf_reader_synchronize`). A section is a few thread-local stores, no
-    /// shared line: perf-bench's facade begin+end went from 57.8 to 59.7 ns median (1.227× to
-    /// 1.272× the clock pair; five quick runs of each build, interleaved, on a 2-core VM). A
-    /// scoped `Perf.begin` of a recorder that reads the span clock takes no section: it never
-    /// loads through the recorder (`perf_span_clock_recorder`).
+    /// left its section (`perf_reader_synchronize`). A section is a few thread-local stores and
+    /// touches no line another thread writes, so it costs the end a couple of nanoseconds
+    /// (perf-bench's facade rows). A scoped `Perf.begin` of a recorder that reads the span clock
+    /// takes no section: it never loads through the recorder (`perf_span_clock_recorder`).
     @usableFromInline
     static let recorderSlot = Atomic<Unmanaged<SpanRecorder>?>(nil)
 
@@ -188,7 +187,8 @@ enum PerfState {
 
     /// Frees a runtime that shutdown has unpublished, once no reader section can still hold its
     /// recorder; its histograms are kept, merged, for ``Perf/spanHistograms()``. Where the kernel
-    /// cannot say when that is (no membarrier), the runtime is kept, as every one was before.
+    /// cannot say when that is (no membarrier), the runtime is kept: a leak of one runtime per
+    /// install cycle is safer than freeing memory a thread may still read.
     static func retire(_ runtime: PerfRuntime) {
         guard perf_reader_synchronize() == 0 else {
             installed.withLock { $0.keptForever.append(runtime) }

@@ -36,7 +36,7 @@ enum SpanContentionBenchmarks {
     /// is compared with its alone batch of the same step. A step takes a few milliseconds, so a
     /// burst of noise from the host (on these VMs a vCPU's memory-bound loops slow 1.4–1.9× for
     /// seconds at a time, alone or not) lands in both sides of a few steps instead of in one side
-    /// of a whole round, as with the 7 rounds of seconds this replaced. Where two CPUs can be
+    /// of a whole round, as rounds of seconds would. Where two CPUs can be
     /// pinned, thread i runs on CPU i: the two vCPUs also run the same loop at different speeds
     /// (a C store loop pinned to each: 1.57–1.62 ns on one, 1.00–1.53 on the other), and unpinned
     /// a thread alone and the same thread together may run on different ones.

@@ -1,4 +1,4 @@
-// Issue 17: no pipeline or registry lock is held across a sink or observer. A thread stalled in an
+// No pipeline or registry lock is held across a sink or observer. A thread stalled in an
 // inline sink (a ledger write on a stalled disk) or in a journal observer stalls only itself; the
 // records other threads emit meanwhile wait in the sink's bounded backlog, in sequence order.
 import Foundation

@@ -1,4 +1,4 @@
-// The TSC span clock against CLOCK_MONOTONIC (issue 17): spans of known length agree within
+// The TSC span clock against CLOCK_MONOTONIC: spans of known length agree within
 // 0.1 %, and a re-calibrating writer never lets a reader see garbage or time going backwards.
 import CPerfShims
 import Foundation

@@ -1,4 +1,4 @@
-// The span clock (issue 17): who may use the TSC, the forced and automatic fallbacks, the
+// The span clock: who may use the TSC, the forced and automatic fallbacks, the
 // calibration's decisions from fed pairs, and 10,000 spans of known length against CLOCK_MONOTONIC.
 import CPerfShims
 import PerfCore

@@ -112,7 +112,7 @@ extension PerfGlobalStateTests {
         }
 
         /// A span never over its budget writes no ledger line; its budget and where it began still
-        /// reach the report, through the snapshot (issue 15: `"budgetMs": null, "sites": []`).
+        /// reach the report, through the snapshot (`"budgetMs": null, "sites": []`).
         @Test func aSpanThatNeverBreachedCarriesItsBudgetAndCallSite() throws {
             let directory = try TemporaryDirectory("diagnostics")
             defer { directory.remove() }

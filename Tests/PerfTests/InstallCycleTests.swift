@@ -1,4 +1,4 @@
-// Install/shutdown cycles free what each runtime held (issue 17): RSS stays flat over 1,000
+// Install/shutdown cycles free what each runtime held: RSS stays flat over 1,000
 // cycles in a child, a shut-down runtime is deallocated, and spans racing a shutdown on other
 // threads never touch freed memory (the reader sections and membarrier grace period).
 import CPerfAllocCounter
@@ -12,8 +12,8 @@ import Testing
 @testable import Perf
 
 @Suite struct InstallCycleMemoryTests {
-    /// 1,000 cycles in a fresh child: the second 500 add at most 1 MiB of RSS (each cycle kept
-    /// about 49 KiB for good before: 24 MiB over those 500).
+    /// 1,000 cycles in a fresh child: the second 500 add at most 1 MiB of RSS (a runtime kept for
+    /// good would be tens of KiB per cycle: megabytes over those 500).
     @Test(
         .enabled(
             if: perf_alloc_counter_available() != 0,

@@ -1,4 +1,4 @@
-// Writers of one data directory share the ledger's size and its rotation (issue 21). Each
+// Writers of one data directory share the ledger's size and its rotation. Each
 // LedgerWriter instance maps the shared state through its own descriptor, as a process would, so
 // two instances in this process behave as two processes do (flock is per open file).
 import Foundation

@@ -1,4 +1,4 @@
-// Issue 17: while one thread's ledger writes stall (50 ms each, through the ledger's syscall seam),
+// While one thread's ledger writes stall (50 ms each, through the ledger's syscall seam),
 // another thread's keyed begin/end, notes and under-budget spans take as long as without the stall.
 // Both runs are measured in the same test; p99.9 is compared.
 import Foundation

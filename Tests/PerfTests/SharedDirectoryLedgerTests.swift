@@ -1,6 +1,6 @@
-// Several processes, one data directory (issue 21): four writers each end 20,000 over-budget spans
-// into one ledger. Before the shared state, each process counted the file's size alone and rotated
-// by itself: `.prev` reached 999,307 bytes under a 512 KiB cap, whole processes' lines vanished.
+// Several processes, one data directory: four writers each end 20,000 over-budget spans
+// into one ledger. A process that counted the file's size alone and rotated by itself would
+// overfill `.prev` past the cap and lose whole processes' lines: the shared state prevents it.
 import Foundation
 import PerfTestSupport
 import Testing

@@ -1,7 +1,7 @@
 // The SIGPROF handler keeps a sample's frames from the interrupted instruction on. When the unwind
-// never reaches that instruction (ThreadSanitizer delivers the signal late, on its own frames), the
-// handler's frames used to be kept and Perf blamed itself (`perf_sigprof_handler` as culprit,
-// issue 19): now only the instruction is kept.
+// never reaches that instruction (ThreadSanitizer delivers the signal late, on its own frames),
+// only the instruction is kept: kept, the handler's frames would make Perf blame itself
+// (`perf_sigprof_handler` as culprit).
 import CPerfShims
 import Testing
 

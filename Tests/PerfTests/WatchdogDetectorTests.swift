@@ -94,7 +94,7 @@ import Testing
         #expect(episode.kind == .hang)
     }
 
-    /// gdb attached during a hang and detached before its end (issue 19): TracerPid is read when
+    /// gdb attached during a hang and detached before its end: TracerPid is read when
     /// the episode opens and at its samples, not only at the end, so the hang is still marked.
     @Test func aDebuggerAttachedOnlyDuringTheHangIsSeen() throws {
         var simulation = WatchdogSimulation()

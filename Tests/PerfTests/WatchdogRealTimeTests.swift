@@ -218,7 +218,7 @@ extension PerfGlobalStateTests {
             #expect(try await waitUntil(seconds: 5) { watchdog.statistics.pingsSent >= 6 })
             // Blocked until the fatal report is in, not for a fixed 1.3 s: with the watchdog thread
             // starved on a loaded machine, stalls are taken out of the hang's length and a fixed
-            // block could end before 1.1 s of it had been counted (issue 19 saw this test flake).
+            // block could end before 1.1 s of it had been counted (under load it did).
             queue.async { watchdogTestBlockUntil(limitMs: 20_000) { !fatal.all.isEmpty } }
             #expect(try await waitUntil(seconds: 30) { collector.all.contains { $0.kind == .hang } })
             watchdog.stop()

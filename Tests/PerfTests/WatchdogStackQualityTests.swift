@@ -1,6 +1,6 @@
 // What an episode's stackQuality says must match what its stack holds: a stack read in full that
 // never reaches the program's code (a DispatchSemaphore.wait unwound no further than the runtime)
-// names no culprit and is not `full` (issue 19).
+// names no culprit and is not `full`.
 import Testing
 
 @testable import Perf

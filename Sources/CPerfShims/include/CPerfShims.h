@@ -246,9 +246,9 @@ uint64_t perf_flight_claim(perf_flight_ring *ring, uint64_t now_ns);
 /// The calling thread's next ticket when its block was last checked over 1 ms ago: the same
 /// ticket unless other threads took over a quarter of its lane's tickets since, else one from a
 /// new block. A span ends in its lane's newest tickets however long its thread was idle, so the
-/// lane keeps the spans that ended last, not those of its busiest thread (a full lap, the old
-/// bound, let a thread idle for a while write a just-ended span where the next lap overwrote it
-/// at once).
+/// lane keeps the spans that ended last, not those of its busiest thread (with a full lap as the
+/// bound, a thread idle for a while would write a just-ended span where the next lap overwrites
+/// it at once).
 uint64_t perf_flight_recheck(perf_flight_ring *ring, uint64_t ticket, uint64_t now_ns);
 /// Copies the newest whole entries (at most the ring's capacity), oldest end first, into `out`,
 /// which has room for perf_flight_slot_count(capacity); returns how many. `head_out` receives the

@@ -229,8 +229,7 @@ package enum LedgerEncoder {
     }
 
     /// `description` without its exponent: the digits moved around the decimal point. Works on
-    /// the description's bytes in place (the arrays it used to build were three allocations per
-    /// line with a duration under 0.0001 ms).
+    /// the description's bytes in place, so a duration under 0.0001 ms costs no allocation.
     static func appendPlain(_ description: String, into out: inout [UInt8]) {
         var description = description
         description.withUTF8 { text in

@@ -8,9 +8,9 @@ import Glibc
 ///
 /// Several processes share a data directory whenever two copies of one program run as one user
 /// (the default directory is per app): parallel command-line runs, prefork workers, a deploy's
-/// overlap. Each writer used to count the file's size in its own memory and rotate by itself, so
-/// after another process rotated it kept appending to `.prev` (overfilling it) and the next
-/// rotation deleted those lines. Here the size is one shared word, reserved with a
+/// overlap. A writer that counted the file's size in its own memory and rotated by itself would,
+/// after another process rotated, keep appending to `.prev` (overfilling it), and the next
+/// rotation would delete those lines. So the size is one shared word, reserved with a
 /// compare-and-swap, and rotation happens under `flock` on this file.
 ///
 /// The reservation word packs the file's generation (24 bits, bumped whenever the current file is
