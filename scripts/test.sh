@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The test command: builds every target with warnings as errors, then runs the whole suite.
+# The test command: checks formatting, builds every target with warnings as errors, then runs
+# the whole suite.
 # Usage: scripts/test.sh [extra `swift test` arguments, e.g. --filter JournalKitTests]
 #        scripts/test.sh --repeat N
 #        scripts/test.sh --fast
@@ -59,6 +60,11 @@ case "${1:-}" in
         ;;
 esac
 
+# Formatting first (a few seconds): the package's .swift-format, strict, on every Swift file of
+# Sources, Tests and the manifest; `swift format format -i <files>` fixes what it reports.
+# shellcheck disable=SC2046  # one argument per file
+swift format lint --strict $(git ls-files 'Sources/*.swift' 'Tests/*.swift' Package.swift 2>/dev/null ||
+    find Sources Tests Package.swift -name '*.swift')
 swift build --build-tests "${debug_flags[@]}"
 if [ $# -gt 0 ]; then
     exec swift test --skip-build "$@"

@@ -174,7 +174,6 @@ enum PerfState {
     @usableFromInline
     static let recorderSlot = Atomic<Unmanaged<SpanRecorder>?>(nil)
 
-
     /// Runs `body` with the installed recorder inside a reader section; nil when none is
     /// installed. The recorder is valid until `body` returns: never keep it.
     @inlinable @inline(__always)
@@ -196,7 +195,9 @@ enum PerfState {
         }
         let histograms = runtime.allHistograms()
         installed.withLock { state in
-            for (name, histogram) in histograms { state.retiredHistograms[name, default: LatencyHistogram()].merge(histogram) }
+            for (name, histogram) in histograms {
+                state.retiredHistograms[name, default: LatencyHistogram()].merge(histogram)
+            }
             state.freedCount += 1
         }
     }

@@ -45,7 +45,9 @@ enum AttachCommand {
         } catch {
             return CommandResult(stderr: "perf-report: \(error)\n", status: .invalidInput)
         }
-        progress("perf-report: recording \(attach.sites.count) probe sites of pid \(pid) (\(attach.executable)) for \(seconds) s")
+        progress(
+            "perf-report: recording \(attach.sites.count) probe sites of pid \(pid) (\(attach.executable)) for \(seconds) s"
+        )
         let hits: [ProbeHit]
         do {
             hits = try attach.record(seconds: seconds)
@@ -74,15 +76,18 @@ enum AttachCommand {
         guard !spans.isEmpty else { return text + "no span ended while recording\n" }
         let width = max(4, spans.map(\.name.count).max() ?? 4)
         func ms(_ nanos: Int64) -> String { String(format: "%10.3f", Double(nanos) / 1e6) }
-        text += "span".padding(toLength: width, withPad: " ", startingAt: 0)
+        text +=
+            "span".padding(toLength: width, withPad: " ", startingAt: 0)
             + "      count     p50 ms     p95 ms     max ms  over budget\n"
         for span in spans {
-            text += span.name.padding(toLength: width, withPad: " ", startingAt: 0)
+            text +=
+                span.name.padding(toLength: width, withPad: " ", startingAt: 0)
                 + String(format: " %10d", span.count) + " " + ms(span.p50Nanos) + " " + ms(span.p95Nanos) + " "
                 + ms(span.maxNanos) + String(format: " %12d", span.overBudget) + "\n"
         }
         for hit in hits where hit.probe == "hang" || hit.probe == "hitch" {
-            text += "\(hit.probe) \(hit.arguments["target"] ?? "?"): \(hit.number("lower_ms"))–\(hit.number("upper_ms")) ms"
+            text +=
+                "\(hit.probe) \(hit.arguments["target"] ?? "?"): \(hit.number("lower_ms"))–\(hit.number("upper_ms")) ms"
             text += ", culprit \(hit.arguments["culprit"].flatMap { $0.isEmpty ? nil : $0 } ?? "unknown")\n"
         }
         return text
@@ -126,7 +131,8 @@ package struct ProbeAttach: Sendable {
             perf,
             ["record", "-q", "-o", data, "-e", "\(events.group):*", "-p", String(pid), "--", "sleep", String(seconds)],
             what: "perf record")
-        let text = try Self.run(perf, ["script", "-i", data, "-F", "pid,tid,time,event,trace", "--ns"], what: "perf script")
+        let text = try Self.run(
+            perf, ["script", "-i", data, "-F", "pid,tid,time,event,trace", "--ns"], what: "perf script")
         return ProbeScript.hits(text, group: events.group, probeOfEvent: events.probeOfEvent)
     }
 

@@ -110,7 +110,9 @@ public enum PerfReportCommand {
         case .demo:
             return execute(subcommand.spec, rest) { DemoCommand.run($0, progress: progress) }
         case .attach:
-            return execute(subcommand.spec, rest) { AttachCommand.run($0, environment: environment, progress: progress) }
+            return execute(subcommand.spec, rest) {
+                AttachCommand.run($0, environment: environment, progress: progress)
+            }
         }
     }
 

@@ -34,7 +34,8 @@ package enum ProbeNotes {
     }
 
     /// Every probe site of `provider` in `bytes` (the file at `path`, for messages).
-    package static func sites(in bytes: [UInt8], path: String, provider: String = "perf") throws(Failure) -> [ProbeSite] {
+    package static func sites(in bytes: [UInt8], path: String, provider: String = "perf") throws(Failure) -> [ProbeSite]
+    {
         guard bytes.count > 64, bytes[0] == 0x7F, bytes[1] == 0x45, bytes[2] == 0x4C, bytes[3] == 0x46, bytes[4] == 2,
             bytes[5] == 1
         else { throw .notELF64(path) }

@@ -13,7 +13,8 @@ enum BurstBenchmarks {
     private static func run(_ context: BenchContext) throws {
         Perf.shutdown()
         try burst(context, threads: 8, perThread: context.scaled(2_000, quick: 1_000))
-        try serverLoop(context, requestsPerRound: context.scaled(4_000, quick: 1_000), rounds: context.scaled(10, quick: 4))
+        try serverLoop(
+            context, requestsPerRound: context.scaled(4_000, quick: 1_000), rounds: context.scaled(10, quick: 4))
     }
 
     /// A fresh data directory with Perf installed, recording with a cap no burst reaches.
@@ -29,7 +30,8 @@ enum BurstBenchmarks {
 
     /// Runs `body(thread)` on `threads` threads released at once; returns the wall time from the
     /// release to the last thread's end and each thread's result.
-    private static func onThreads<T: Sendable>(_ threads: Int, _ body: @escaping @Sendable (Int) -> T) -> (UInt64, [T]) {
+    private static func onThreads<T: Sendable>(_ threads: Int, _ body: @escaping @Sendable (Int) -> T) -> (UInt64, [T])
+    {
         let start = DispatchSemaphore(value: 0)
         let group = DispatchGroup()
         let results = Mutex<[Int: T]>([:])
@@ -112,7 +114,8 @@ enum BurstBenchmarks {
                 baseline: "raw write(2) of same-size lines from \(threads) threads", baselineMedian: rawRate,
                 baselineP99: nil, ratio: rate / rawRate, target: "every line written or counted; none dropped",
                 pass: lost == 0 && dropped == 0,
-                note: "\(lines) of \(total) lines written, \(dropped) counted in dropped lines, \(lost) lost uncounted; "
+                note:
+                    "\(lines) of \(total) lines written, \(dropped) counted in dropped lines, \(lost) lost uncounted; "
                     + "rate from the release of the threads to their last end",
                 samples: total))
         let spans = Distribution(latencies.flatMap { $0 })

@@ -20,7 +20,8 @@ enum CPUPinning {
     static func pin(to cpu: Int) {
         let error = perf_bench_pin_thread(Int32(cpu))
         if error != 0 {
-            FileHandle.standardError.write(Data("perf-bench: pinning a thread to CPU \(cpu) failed, errno \(error)\n".utf8))
+            FileHandle.standardError.write(
+                Data("perf-bench: pinning a thread to CPU \(cpu) failed, errno \(error)\n".utf8))
         }
     }
 }

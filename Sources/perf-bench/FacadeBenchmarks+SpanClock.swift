@@ -12,7 +12,8 @@ extension FacadeBenchmarks {
     static func spanFloor(_ context: BenchContext, batches: Int, iterations: Int) {
         let registry = HistogramRegistry()
         let site = CallSite()
-        let measured = Bench.alternating(batches: batches, iterations: iterations, baseline: Bench.clockPairs) { count in
+        let measured = Bench.alternating(batches: batches, iterations: iterations, baseline: Bench.clockPairs) {
+            count in
             for _ in 0..<count {
                 let start = perf_fast_ns()
                 let end = perf_fast_ns()

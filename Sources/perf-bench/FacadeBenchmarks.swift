@@ -131,7 +131,8 @@ enum FacadeBenchmarks {
                 pass: ratio <= target && allocations == 0, allocationsPerOp: allocations, note: clockNote,
                 samples: batches))
         twoThreads(
-            context, batches: batches, iterations: iterations, name: twoThreadsName, target: target, clockNote: clockNote)
+            context, batches: batches, iterations: iterations, name: twoThreadsName, target: target,
+            clockNote: clockNote)
     }
 
     /// A child span inside a synchronous `Perf.measure` (its time added to the parent's scope), and
@@ -185,8 +186,9 @@ enum FacadeBenchmarks {
                 ratio: probe.subject.median / probe.baseline.median, target: "≤ compiled out + 2 % (or + 1 ns)",
                 pass: probeDifference <= max(1.0, 0.02 * probe.baseline.median) && allocations == 0,
                 allocationsPerOp: allocations,
-                note: String(format: "difference %+.2f ns/op; batches alternate; the semaphore load and its "
-                    + "untaken branch are what a program pays; span clock: %@", probeDifference,
+                note: String(
+                    format: "difference %+.2f ns/op; batches alternate; the semaphore load and its "
+                        + "untaken branch are what a program pays; span clock: %@", probeDifference,
                     SpanClock.shared.source.description),
                 samples: batches))
     }

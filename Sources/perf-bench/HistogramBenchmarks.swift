@@ -109,7 +109,8 @@ enum HistogramBenchmarks {
                 group: "histogram", name: "registry record, shared stripe", unit: "ns/op",
                 median: shared.median, p99: shared.p99, p999: shared.p999,
                 baseline: "clock read (baseline)", baselineMedian: clock.median, ratio: shared.median / clock.median,
-                note: "a thread started while \(PERF_EXCLUSIVE_STRIPES) others hold the exclusive stripes: atomic adds"))
+                note: "a thread started while \(PERF_EXCLUSIVE_STRIPES) others hold the exclusive stripes: atomic adds")
+        )
 
         var local = LatencyHistogram()
         let value = Bench.perOp(batches: batches, iterations: iterations) { count in

@@ -265,7 +265,9 @@ enum JournalBenchmarks {
     /// writes a segment the preparer made ready about a segment's time earlier. The file's
     /// modification time is then out of date, so the write also updates the inode (on ext4 a
     /// journal handle); an ordinary append paced 20 µs apart pays that once per tick.
-    private static func firstWriteAfterIdle(scratch: String, frameBytes: Int, idleNs: UInt64, count: Int) -> Distribution {
+    private static func firstWriteAfterIdle(scratch: String, frameBytes: Int, idleNs: UInt64, count: Int)
+        -> Distribution
+    {
         let frame = [UInt8](repeating: 0x5A, count: frameBytes)
         let header = [UInt8](repeating: 0x48, count: 35)
         var samples: [Double] = []

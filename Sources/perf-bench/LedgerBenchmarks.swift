@@ -189,7 +189,8 @@ enum LedgerBenchmarks {
             BenchRow(
                 group: "ledger", name: "append that rotates (64 KiB cap)", unit: "ns/op", median: rotated.median,
                 p99: rotated.p99,
-                baseline: "raw rename(2) of the old .prev aside + rename(2) + unlink(2) of the old + open(2) of a new file",
+                baseline:
+                    "raw rename(2) of the old .prev aside + rename(2) + unlink(2) of the old + open(2) of a new file",
                 baselineMedian: baseline.median, baselineP99: baseline.p99, ratio: ratio,
                 target: "≤ 1.5× raw renames + unlink + open", pass: ratio <= 1.5,
                 note: "\(rotating.count) rotations; max rotating append \(fixed(maximum / 1000, 1)) µs; "

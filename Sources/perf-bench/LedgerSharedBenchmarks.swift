@@ -40,7 +40,8 @@ enum LedgerShared {
     private static func median(_ values: [Double]) -> Double {
         let sorted = values.sorted()
         guard !sorted.isEmpty else { return 0 }
-        return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+        return sorted.count % 2 == 1
+            ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
     }
 
     struct Result {
@@ -76,7 +77,8 @@ enum LedgerShared {
                 if parts.count == 2, let value = Double(parts[1]) { fields[String(parts[0])] = value }
             }
             guard process.terminationStatus == 0, let ledger = fields["ledger"], let raw = fields["raw"],
-                let ledgerP99 = fields["ledger_p99"], let rawP99 = fields["raw_p99"], let rotations = fields["rotations"]
+                let ledgerP99 = fields["ledger_p99"], let rawP99 = fields["raw_p99"],
+                let rotations = fields["rotations"]
             else { throw BenchFailure("ledger shared child failed (status \(process.terminationStatus)): \(text)") }
             return Result(ledger: ledger, ledgerP99: ledgerP99, raw: raw, rawP99: rawP99, rotations: Int(rotations))
         }

@@ -23,7 +23,8 @@ enum SpanBenchmarks {
             SpanClock.shared.calibrateNow()
         }
         let recorder = SpanRecorder(
-            histograms: HistogramRegistry(), pipeline: RecordPipeline(), flightRecorder: FlightRecorder(capacity: 4096)!)
+            histograms: HistogramRegistry(), pipeline: RecordPipeline(), flightRecorder: FlightRecorder(capacity: 4096)!
+        )
         let batches = context.scaled(200, quick: 30)
         let iterations = context.scaled(100_000, quick: 20_000)
 
@@ -77,7 +78,8 @@ enum SpanBenchmarks {
     private static func alternating(
         recorder: SpanRecorder, batches: Int, iterations: Int
     ) -> (span: Distribution, baseline: Distribution) {
-        let measured = Bench.alternating(batches: batches, iterations: iterations, baseline: Bench.clockPairs) { count in
+        let measured = Bench.alternating(batches: batches, iterations: iterations, baseline: Bench.clockPairs) {
+            count in
             for _ in 0..<count {
                 recorder.end(recorder.begin("bench.span", budgetNanos: underBudgetNanos, site: site))
             }

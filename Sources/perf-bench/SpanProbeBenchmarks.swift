@@ -10,7 +10,8 @@ extension SpanBenchmarks {
 
     static func probeRows(_ context: BenchContext, batches: Int, iterations: Int) {
         let recorder = SpanRecorder(
-            histograms: HistogramRegistry(), pipeline: RecordPipeline(), flightRecorder: FlightRecorder(capacity: 4096)!)
+            histograms: HistogramRegistry(), pipeline: RecordPipeline(), flightRecorder: FlightRecorder(capacity: 4096)!
+        )
         let site = CallSite()
         let budget: UInt64 = 1_000_000_000
         let measured = Bench.alternating(batches: batches, iterations: iterations) { count in

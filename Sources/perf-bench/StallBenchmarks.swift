@@ -56,7 +56,9 @@ enum StallBenchmarks {
         let recorder = SpanRecorder(histograms: HistogramRegistry(), pipeline: pipeline)
         let writer = SlowEnds(recorder: recorder, site: site)
         // Timing starts once the writer has a line written (or, stalled, is stuck writing one).
-        while (stallNanos > 0 ? ledger.stalledWrites.load(ordering: .relaxed) : writer.ended.load(ordering: .relaxed)) < 1 {
+        while (stallNanos > 0 ? ledger.stalledWrites.load(ordering: .relaxed) : writer.ended.load(ordering: .relaxed))
+            < 1
+        {
             usleep(1_000)
         }
         for _ in 0..<100 {

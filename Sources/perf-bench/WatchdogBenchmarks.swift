@@ -117,7 +117,8 @@ enum WatchdogBenchmarks {
                 baselineMedian: backtraceCost.median, baselineP99: backtraceCost.p99,
                 ratio: backtraceCost.median > 0 ? unwind.median / backtraceCost.median : nil, target: nil, pass: nil,
                 allocationsPerOp: nil,
-                note: "perf_remote_unwind of a thread in usleep: /proc syscall line twice, /proc/self/maps, stack copy, "
+                note:
+                    "perf_remote_unwind of a thread in usleep: /proc syscall line twice, /proc/self/maps, stack copy, "
                     + String(format: "CFI walk; no signal. Mean per sample in the episodes above: %.0f ns", perSample)))
         let symbolicationDistribution = Distribution(symbolication)
         context.add(
@@ -156,7 +157,10 @@ enum WatchdogBenchmarks {
         }
         var frames = [UInt](repeating: 0, count: Int(PERF_STACK_MAX_FRAMES))
         return Bench.latencies(count: count) {
-            Bench.blackHole(frames.withUnsafeMutableBufferPointer { perf_remote_unwind(tid, $0.baseAddress, Int32($0.count), &call) })
+            Bench.blackHole(
+                frames.withUnsafeMutableBufferPointer {
+                    perf_remote_unwind(tid, $0.baseAddress, Int32($0.count), &call)
+                })
         }
     }
 

@@ -46,7 +46,9 @@ enum Reliability {
         Scenario(name: "ledger-kill") {
             try ReliabilityKills.ledger(kills: $0.pick(full: 300, quick: 20), seed: $0.seed)
         },
-        Scenario(name: "crash-story") { try ReliabilityKills.crashStory(kills: $0.pick(full: 100, quick: 10), seed: $0.seed) },
+        Scenario(name: "crash-story") {
+            try ReliabilityKills.crashStory(kills: $0.pick(full: 100, quick: 10), seed: $0.seed)
+        },
         Scenario(name: "burst-kill") {
             try ReliabilityBurstKill.run(rounds: $0.rounds ?? $0.pick(full: 100, quick: 10), seed: $0.seed)
         },

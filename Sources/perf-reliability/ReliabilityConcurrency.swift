@@ -47,7 +47,8 @@ enum ReliabilityConcurrency {
             ended = Stress.concurrently(threads: threads) { index in
                 work(thread: index, until: more, from: previous[index])
             }
-            extended = "; the second half grew \(String(format: "%.2f", growthMiB)) MiB, so the same load ran "
+            extended =
+                "; the second half grew \(String(format: "%.2f", growthMiB)) MiB, so the same load ran "
                 + "\(Int(seconds / 2)) s more, and memory flat is judged on that extension"
             growthMiB = growth(Array(monitor.samples.dropFirst(start)))
         }
@@ -120,7 +121,8 @@ enum ReliabilityConcurrency {
             let ends = Stress.concurrently(threads: threads) { index in work(thread: index, until: deadline, only: kind)
             }
             let grown = (ProcessFigures.current().rssBytes ?? 0) - before
-            return "\(label) \(String(format: "%+.1f", Double(grown) / 1_048_576)) MiB (\(ends.reduce(0, +)) sequenced ends)"
+            return
+                "\(label) \(String(format: "%+.1f", Double(grown) / 1_048_576)) MiB (\(ends.reduce(0, +)) sequenced ends)"
         }.joined(separator: ", ")
     }
 

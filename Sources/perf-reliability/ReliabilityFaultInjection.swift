@@ -107,7 +107,8 @@ enum ReliabilityFaultInjection {
     static func straceUnavailable() -> String? {
         guard ChildProcess.runTool(["strace", "-f", "-qq", "-o", "/dev/null", "-e", "inject=getppid:retval=0", "true"])
         else {
-            return "strace cannot run here (\(ChildProcess.lastToolOutput.isEmpty ? "not installed" : ChildProcess.lastToolOutput))"
+            return
+                "strace cannot run here (\(ChildProcess.lastToolOutput.isEmpty ? "not installed" : ChildProcess.lastToolOutput))"
         }
         return nil
     }

@@ -47,8 +47,13 @@ extension ReliabilityFaultInjection {
         let whole = try run(
             lines: lines, cap: 1 << 20,
             wrapper: { data, _ in
-                ("strace", ["-f", "-qq", "-o", "/dev/null", "-e", "inject=write:error=ENOSPC:when=151+", testChild,
-                    "quiet-writer", data.path, "\(lines)"])
+                (
+                    "strace",
+                    [
+                        "-f", "-qq", "-o", "/dev/null", "-e", "inject=write:error=ENOSPC:when=151+", testChild,
+                        "quiet-writer", data.path, "\(lines)",
+                    ]
+                )
             })
         let wholePass =
             whole.exitedCleanly && whole.invalid == 0 && whole.spans == Array(0..<whole.spans.count)
@@ -90,8 +95,11 @@ extension ReliabilityFaultInjection {
             lines: lines, cap: cap,
             wrapper: { data, child in
                 let ledger = data.appendingPathComponent(LedgerWriter.fileName).path
-                return ("strace", ["-f", "-qq", "-o", trace, "-P", ledger, "-e", "inject=rename:error=EXDEV:when=2+"]
-                    + child)
+                return (
+                    "strace",
+                    ["-f", "-qq", "-o", trace, "-P", ledger, "-e", "inject=rename:error=EXDEV:when=2+"]
+                        + child
+                )
             })
         let renames =
             ((try? String(contentsOfFile: trace, encoding: .utf8)) ?? "").split(separator: "\n")

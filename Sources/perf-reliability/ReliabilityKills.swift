@@ -58,8 +58,7 @@ enum ReliabilityKills {
                 acknowledged.append(acks)
                 tally.kills += 1
                 tally.acknowledged += acks
-                if lastByte(of: directory.url.appendingPathComponent(LedgerWriter.fileName)) != UInt8(ascii: "\n")
-                {
+                if lastByte(of: directory.url.appendingPathComponent(LedgerWriter.fileName)) != UInt8(ascii: "\n") {
                     tally.tornObserved += 1
                 }
             }

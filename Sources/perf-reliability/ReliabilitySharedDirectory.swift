@@ -86,7 +86,9 @@ enum ReliabilitySharedDirectory {
             guard ChildProcess.exitedNormally(status), ChildProcess.exitCode(status) == 0 else {
                 throw ChildProcess.Failure(description: "a writer ended \(ChildProcess.describe(status))")
             }
-            if let line = printed.first(where: { $0.hasPrefix("session ") }) { sessions.append(String(line.dropFirst(8))) }
+            if let line = printed.first(where: { $0.hasPrefix("session ") }) {
+                sessions.append(String(line.dropFirst(8)))
+            }
         }
         return SharedLedgerCheck(directory: directory, cap: cap, sessions: sessions, lines: lines)
     }

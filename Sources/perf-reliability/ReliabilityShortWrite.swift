@@ -42,7 +42,8 @@ extension ReliabilityFaultInjection {
 
     static func shortWrite() throws -> ScenarioResult {
         let name = "Fault: short write of a ledger line (LD_PRELOAD)"
-        let target = "the line lost reported as `dropped` 1; its 10-byte fragment ends in a newline and reads as "
+        let target =
+            "the line lost reported as `dropped` 1; its 10-byte fragment ends in a newline and reads as "
             + "one malformed line, never glued to the next; every other line valid; one stderr message; normal exit"
         let build = try ScratchDirectory("short-write")
         defer { build.remove() }
@@ -58,7 +59,8 @@ extension ReliabilityFaultInjection {
         var environment = ProcessInfo.processInfo.environment
         environment["LD_PRELOAD"] = library
         environment["PERF_SHORT_WRITE_AT"] = "101"
-        let run = try run(lines: lines, cap: 1 << 20, wrapper: { _, child in (child[0], Array(child.dropFirst())) },
+        let run = try run(
+            lines: lines, cap: 1 << 20, wrapper: { _, child in (child[0], Array(child.dropFirst())) },
             environment: environment)
         let missing = run.missing(lines)
         let pass =

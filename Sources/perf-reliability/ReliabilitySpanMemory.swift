@@ -64,7 +64,8 @@ enum ReliabilitySpanMemory {
                 + "\(tally.endToEnd) of them checked through the next `Perf.install` and its `recovered` payload",
             target: "every kill: recovered count ≥ acknowledged and ≤ begun; the newest acknowledged spans in the "
                 + "recovered timeline; the open span orphaned with a non-zero lower bound; torn-entry rate reported",
-            result: "\(tally.undercounted) undercounted, \(tally.overcounted) overcounted, \(tally.ringMisses) timelines "
+            result:
+                "\(tally.undercounted) undercounted, \(tally.overcounted) overcounted, \(tally.ringMisses) timelines "
                 + "missing a newest span, \(tally.orphansWithoutBound) orphans without a bound, \(tally.unreadable) "
                 + "unreadable; torn: \(tally.tornRecords) histogram records, \(tally.tornSlots) of \(tally.slots) "
                 + "ring slots (" + String(format: "%.4f %%", tornRate * 100) + ")",

@@ -49,7 +49,9 @@ enum ProbesChild {
         Perf.begin(key: "connection-secret-7", "probe.keyed", slowMs: 1_000)
         spin(nanos: 1_000_000)
         Perf.end(key: "connection-secret-7")
-        emit("{\"span\":\"probe.keyed\",\"ns\":\(perf_monotonic_ns() - keyedStart),\"budgetNs\":1000000000,\"over\":false}")
+        emit(
+            "{\"span\":\"probe.keyed\",\"ns\":\(perf_monotonic_ns() - keyedStart),\"budgetNs\":1000000000,\"over\":false}"
+        )
         Perf.note("probe.note", detail: "never in a probe")
         emit("{\"note\":\"probe.note\"}")
         hangOnce()
@@ -65,7 +67,9 @@ enum ProbesChild {
         var configuration = Perf.HangWatchdog.Configuration()
         configuration.startupGrace = .zero
         configuration.onEpisode = { episode in
-            emit("{\"\(episode.kind.rawValue)\":\"\(episode.targetName)\",\"culprit\":\"\(episode.culprit?.symbol ?? "")\"}")
+            emit(
+                "{\"\(episode.kind.rawValue)\":\"\(episode.targetName)\",\"culprit\":\"\(episode.culprit?.symbol ?? "")\"}"
+            )
             if episode.kind == .hang { episodeSeen.signal() }
         }
         let watchdog = Perf.HangWatchdog(monitoring: .queue(queue), configuration: configuration)

@@ -22,7 +22,8 @@ enum SpanMemoryChild {
         }
         Perf.install(
             Perf.Configuration(
-                directory: URL(fileURLWithPath: arguments[0]), app: Perf.AppInfo(name: "span-memory-child", version: "1"),
+                directory: URL(fileURLWithPath: arguments[0]),
+                app: Perf.AppInfo(name: "span-memory-child", version: "1"),
                 recording: .enabled, diagnosticsIntervalSeconds: 0, flightRecorderCapacity: ringCapacity,
                 spanMemoryBytes: 4 << 20, spanNameCapacity: 64))
         Perf.begin(key: "open-1", "child.open", slowMs: 60_000)

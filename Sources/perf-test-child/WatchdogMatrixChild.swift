@@ -42,7 +42,9 @@ enum WatchdogMatrixChild {
         guard positional.count >= 2, ["on", "off"].contains(positional[0]), let target = Target(rawValue: targetName)
         else {
             FileHandle.standardError.write(
-                Data("usage: perf-test-child watchdog-matrix on|off <dir> [kinds] [target=queue|main|mainActor|pool]\n".utf8))
+                Data(
+                    "usage: perf-test-child watchdog-matrix on|off <dir> [kinds] [target=queue|main|mainActor|pool]\n"
+                        .utf8))
             return 2
         }
         if positional.count == 2 { positional.append(kinds.map(\.name).joined(separator: ",")) }
@@ -332,7 +334,9 @@ private func realtimeDeadline(_ ms: Int) -> timespec {
 }
 
 /// The thread holding the mutex `matrixMutexLock` waits for.
-@inline(never) func matrixMutexHolder(_ mutex: UnsafeMutablePointer<pthread_mutex_t>, until: UInt64, ready: DispatchSemaphore) {
+@inline(never) func matrixMutexHolder(
+    _ mutex: UnsafeMutablePointer<pthread_mutex_t>, until: UInt64, ready: DispatchSemaphore
+) {
     pthread_mutex_lock(mutex)
     ready.signal()
     var spec = timespec(tv_sec: Int(until / 1_000_000_000), tv_nsec: Int(until % 1_000_000_000))

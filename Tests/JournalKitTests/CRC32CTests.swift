@@ -1,7 +1,7 @@
+import CPerfShims
 // CRC-32C against published check values and the bitwise definition.
 import Foundation
 import PerfTestSupport
-import CPerfShims
 import Testing
 
 @testable import JournalKit

@@ -60,7 +60,9 @@ import Testing
         #expect(snapshot.segments() == [SegmentDirectory.fileName(for: 1), SegmentDirectory.fileName(for: 2)])
         // Its size from stat: Data(contentsOf:) of an empty file leaks its 4 KiB read buffer in
         // this Foundation (LeakSanitizer's report under scripts/validate-sanitizers.sh).
-        #expect(try snapshot.size(of: SegmentDirectory.fileName(for: 2)) == (header.map { Framing.headerSize + $0.count } ?? 0))
+        #expect(
+            try snapshot.size(of: SegmentDirectory.fileName(for: 2))
+                == (header.map { Framing.headerSize + $0.count } ?? 0))
         let recovery = try Journal.recover(directory: snapshot.url)
         #expect(recovery.entries == entries)
         #expect(recovery.headers == (header.map { [$0, $0] } ?? []))
@@ -125,69 +127,69 @@ import Testing
     }
 
     #if DEBUG
-    /// The preparer's header write fails: it deletes its file, rotation creates the segment
-    /// itself and writes the header, and nothing appended is lost.
-    @Test func aFailedPreparedHeaderWriteFallsBackAndLosesNothing() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let (journal, faults) = try journalWithFaults(
-            at: directory, configuration: Self.configuration(header: Self.header))
-        faults.fail(.preparedHeader, errno: EIO)
-        var entries: [Data] = []
-        for index in 0..<10 {
-            let entry = makeEntry(index, size: 100)
-            try journal.append(entry)
-            entries.append(entry)
+        /// The preparer's header write fails: it deletes its file, rotation creates the segment
+        /// itself and writes the header, and nothing appended is lost.
+        @Test func aFailedPreparedHeaderWriteFallsBackAndLosesNothing() throws {
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            let (journal, faults) = try journalWithFaults(
+                at: directory, configuration: Self.configuration(header: Self.header))
+            faults.fail(.preparedHeader, errno: EIO)
+            var entries: [Data] = []
+            for index in 0..<10 {
+                let entry = makeEntry(index, size: 100)
+                try journal.append(entry)
+                entries.append(entry)
+            }
+            // The preparer met the fault (and gave up) before the rotating append.
+            #expect(pollUntil(seconds: 10) { faults.pendingCount == 0 }, "the preparer never wrote a header")
+            #expect(journal.preparer.readyNumber == nil)
+            for index in 10..<30 {
+                let entry = makeEntry(index, size: 100)
+                try journal.append(entry)
+                entries.append(entry)
+            }
+            let statistics = journal.statistics
+            #expect(statistics.currentSegment == 2 && statistics.segmentsCreated == 2)
+            #expect(statistics.poisonedSegments == 0)
+            journal.close()
+            let recovery = try Journal.recover(directory: directory.url)
+            #expect(recovery.entries == entries)
+            #expect(recovery.headers == [Self.header, Self.header])
+            #expect(!recovery.tornTail && recovery.segmentCount == 2)
         }
-        // The preparer met the fault (and gave up) before the rotating append.
-        #expect(pollUntil(seconds: 10) { faults.pendingCount == 0 }, "the preparer never wrote a header")
-        #expect(journal.preparer.readyNumber == nil)
-        for index in 10..<30 {
-            let entry = makeEntry(index, size: 100)
-            try journal.append(entry)
-            entries.append(entry)
-        }
-        let statistics = journal.statistics
-        #expect(statistics.currentSegment == 2 && statistics.segmentsCreated == 2)
-        #expect(statistics.poisonedSegments == 0)
-        journal.close()
-        let recovery = try Journal.recover(directory: directory.url)
-        #expect(recovery.entries == entries)
-        #expect(recovery.headers == [Self.header, Self.header])
-        #expect(!recovery.tornTail && recovery.segmentCount == 2)
-    }
 
-    /// The preparer's segment creation fails: rotation falls back the same way.
-    @Test func aFailedPreparedCreationFallsBack() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let (journal, faults) = try journalWithFaults(
-            at: directory, configuration: Self.configuration(header: Self.header))
-        var entries: [Data] = []
-        for index in 0..<9 {
-            let entry = makeEntry(index, size: 100)
-            try journal.append(entry)
-            entries.append(entry)
+        /// The preparer's segment creation fails: rotation falls back the same way.
+        @Test func aFailedPreparedCreationFallsBack() throws {
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            let (journal, faults) = try journalWithFaults(
+                at: directory, configuration: Self.configuration(header: Self.header))
+            var entries: [Data] = []
+            for index in 0..<9 {
+                let entry = makeEntry(index, size: 100)
+                try journal.append(entry)
+                entries.append(entry)
+            }
+            // The 10th append asks for segment 2; only the preparer opens a file until the 19th.
+            faults.fail(.open, errno: EMFILE)
+            for index in 9..<10 {
+                let entry = makeEntry(index, size: 100)
+                try journal.append(entry)
+                entries.append(entry)
+            }
+            #expect(pollUntil(seconds: 10) { faults.pendingCount == 0 }, "the preparer never tried to create")
+            for index in 10..<30 {
+                let entry = makeEntry(index, size: 100)
+                try journal.append(entry)
+                entries.append(entry)
+            }
+            #expect(journal.statistics.currentSegment == 2)
+            journal.close()
+            let recovery = try Journal.recover(directory: directory.url)
+            #expect(recovery.entries == entries)
+            #expect(recovery.headers == [Self.header, Self.header])
+            #expect(!recovery.tornTail && recovery.segmentCount == 2)
         }
-        // The 10th append asks for segment 2; only the preparer opens a file until the 19th.
-        faults.fail(.open, errno: EMFILE)
-        for index in 9..<10 {
-            let entry = makeEntry(index, size: 100)
-            try journal.append(entry)
-            entries.append(entry)
-        }
-        #expect(pollUntil(seconds: 10) { faults.pendingCount == 0 }, "the preparer never tried to create")
-        for index in 10..<30 {
-            let entry = makeEntry(index, size: 100)
-            try journal.append(entry)
-            entries.append(entry)
-        }
-        #expect(journal.statistics.currentSegment == 2)
-        journal.close()
-        let recovery = try Journal.recover(directory: directory.url)
-        #expect(recovery.entries == entries)
-        #expect(recovery.headers == [Self.header, Self.header])
-        #expect(!recovery.tornTail && recovery.segmentCount == 2)
-    }
     #endif
 }

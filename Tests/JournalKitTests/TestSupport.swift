@@ -45,13 +45,13 @@ func makeEntry(_ index: Int, size: Int? = nil) -> Data {
 }
 
 #if DEBUG
-/// A journal whose syscalls fail as `faults` says.
-func journalWithFaults(
-    at directory: TemporaryDirectory, configuration: Journal.Configuration = .init(byteBudget: 1 << 20)
-) throws -> (Journal, FaultInjection) {
-    let faults = FaultInjection()
-    var syscalls = Syscalls.live
-    syscalls.faults = faults
-    return (try Journal(directory: directory.url, configuration: configuration, syscalls: syscalls), faults)
-}
+    /// A journal whose syscalls fail as `faults` says.
+    func journalWithFaults(
+        at directory: TemporaryDirectory, configuration: Journal.Configuration = .init(byteBudget: 1 << 20)
+    ) throws -> (Journal, FaultInjection) {
+        let faults = FaultInjection()
+        var syscalls = Syscalls.live
+        syscalls.faults = faults
+        return (try Journal(directory: directory.url, configuration: configuration, syscalls: syscalls), faults)
+    }
 #endif

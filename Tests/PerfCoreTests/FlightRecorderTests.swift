@@ -57,7 +57,8 @@ import Testing
             tids.withLock { $0[perf_gettid()] = thread }
             for index in 0..<600 as Range<UInt64> {
                 rings[index < 300 ? 0 : 1].record(
-                    "tid.owner", startNanos: UInt64(thread) << 32 | index, durationNanos: 1, budgetNanos: nil, exit: .success)
+                    "tid.owner", startNanos: UInt64(thread) << 32 | index, durationNanos: 1, budgetNanos: nil,
+                    exit: .success)
             }
         }
         let owners = tids.withLock { $0 }
@@ -79,7 +80,9 @@ import Testing
 
     @Test func everyExitSurvivesTheRing() {
         let flight = FlightRecorder(capacity: 8)!
-        for exit in SpanExit.allCases { flight.record("exit", startNanos: 1, durationNanos: 1, budgetNanos: nil, exit: exit) }
+        for exit in SpanExit.allCases {
+            flight.record("exit", startNanos: 1, durationNanos: 1, budgetNanos: nil, exit: exit)
+        }
         #expect(flight.snapshot().entries.map(\.exit) == SpanExit.allCases)
     }
 

@@ -69,7 +69,9 @@ import Testing
         owner.run { registry.record("late.tick", nanos: second) }
         expected.record(nanos: second)
         #expect(Self.chunkCounts(stripe, memory: memory) == [firstIndex: 1])
-        #expect(stripe.load(fromByteOffset: L.stripePendingOffset, as: UInt64.self) & 0xFFFF_FFFF == UInt64(secondIndex + 1))
+        #expect(
+            stripe.load(fromByteOffset: L.stripePendingOffset, as: UInt64.self) & 0xFFFF_FFFF == UInt64(secondIndex + 1)
+        )
         #expect(registry.snapshot()["late.tick"] == expected)
         let read = try Self.parse(memory)
         #expect(read.histograms["late.tick"] == expected)

@@ -138,7 +138,9 @@ import Testing
     func everyTableSizeFindsEveryNameItHolds(capacity: Int) {
         let registry = HistogramRegistry(capacity: capacity)
         #expect(registry.capacity == capacity)
-        let names: [StaticString] = ["size.a", "size.b", "size.c", "size.d", "size.e", "size.f", "size.g", "size.h", "size.i"]
+        let names: [StaticString] = [
+            "size.a", "size.b", "size.c", "size.d", "size.e", "size.f", "size.g", "size.h", "size.i",
+        ]
         for round in 1...3 {
             for name in names { registry.record(name, nanos: UInt64(round) * 5_000) }
         }

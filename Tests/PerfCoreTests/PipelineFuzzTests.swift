@@ -70,15 +70,21 @@ private final class JitterSink: RecordSink {
         } while pipeline.emittedCount != emitted
         let all = Array(1...emitted)
         #expect(pipeline.emittedCount >= UInt64(threads * perThread))
-        for (name, records) in [("echo", echo.records), ("jitter", jitter.records), ("plain", plain.records), ("buffered", buffered.records)] {
+        for (name, records) in [
+            ("echo", echo.records), ("jitter", jitter.records), ("plain", plain.records),
+            ("buffered", buffered.records),
+        ] {
             let sequences = records.map(\.sequence)
             let firstWrong = Array(zip(sequences, all)).firstIndex { $0 != $1 }
             #expect(
                 sequences.count == all.count && firstWrong == nil,
-                "seed \(seed): \(name) sink has \(sequences.count) of \(all.count) records, first out of place at \(firstWrong.map(String.init) ?? "-")")
+                "seed \(seed): \(name) sink has \(sequences.count) of \(all.count) records, first out of place at \(firstWrong.map(String.init) ?? "-")"
+            )
         }
         #expect(plain.records == buffered.records, "seed \(seed): sinks saw different records")
-        #expect(echo.records == plain.records && jitter.records == plain.records, "seed \(seed): sinks saw different records")
+        #expect(
+            echo.records == plain.records && jitter.records == plain.records,
+            "seed \(seed): sinks saw different records")
         // Each thread's own records reach every sink in the order that thread emitted them.
         for thread in 0..<threads {
             let mine = plain.records.compactMap(\.record.noteName).filter { $0.hasPrefix("t\(thread)-") }

@@ -36,7 +36,9 @@ import Testing
         let pipeline = RecordPipeline()
         let sink = StallingSink { $0.noteName == "stall" }
         // Names of one length, so every record has the same estimate and the bound is `capacity` records.
-        func name(_ index: Int) -> String { "n" + String(repeating: "0", count: 6 - String(index).count) + String(index) }
+        func name(_ index: Int) -> String {
+            "n" + String(repeating: "0", count: 6 - String(index).count) + String(index)
+        }
         let bytes = Record.testNote(name(0)).estimatedBytes
         pipeline.addSink(sink, mode: .inline, backlogBytes: capacity * bytes)
         let stuck = TestThread("stuck") { pipeline.emit(.testNote("stall")) }
@@ -132,11 +134,14 @@ import Testing
             for index in 0..<50 {
                 recorder.begin(key: "k\(index % 3)", "other.keyed", budgetNanos: 1_000 * millisecond, site: CallSite())
                 recorder.end(key: "k\(index % 3)")
-                recorder.end(recorder.begin("other.bounded", budgetNanos: nil, lifetime: .bounded(budgetNanos: 1), site: CallSite()))
+                recorder.end(
+                    recorder.begin(
+                        "other.bounded", budgetNanos: nil, lifetime: .bounded(budgetNanos: 1), site: CallSite()))
                 pipeline.emit(.testNote("other.note"))
             }
         }
-        #expect(pollUntil(seconds: 10) { other.isDone }, "keyed spans waited for another thread's stalled sink or journal")
+        #expect(
+            pollUntil(seconds: 10) { other.isDone }, "keyed spans waited for another thread's stalled sink or journal")
         #expect(!inSink.isDone && !inObserver.isDone)
         sink.open()
         observer.open()

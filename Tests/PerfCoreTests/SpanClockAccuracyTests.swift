@@ -2,10 +2,11 @@
 // 0.1 %, and a re-calibrating writer never lets a reader see garbage or time going backwards.
 import CPerfShims
 import Foundation
-@testable import PerfCore
 import PerfTestSupport
 import Synchronization
 import Testing
+
+@testable import PerfCore
 
 @Suite struct SpanClockAccuracyTests {
     /// 10,000 spans timed as SpanRecorder times them (`perf_fast_ns()` at begin and end, on the
@@ -52,7 +53,8 @@ import Testing
         print("span clock against CLOCK_MONOTONIC over \(kept) spans: \(error * 100) %")
         #expect(
             abs(error) <= 0.001,
-            "span clock \(spanTotal) ns against CLOCK_MONOTONIC \(monotonicTotal) ns over \(kept) spans: \(error * 100) %")
+            "span clock \(spanTotal) ns against CLOCK_MONOTONIC \(monotonicTotal) ns over \(kept) spans: \(error * 100) %"
+        )
     }
 
     /// A budget of 0 records every span, however short: `begin`/`end` back to back on the system

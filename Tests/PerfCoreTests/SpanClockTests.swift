@@ -171,7 +171,8 @@ private let eligibleCPUInfo = """
         clock.recheck(now: (tsc: 14_000_000_000, mono: 7_000_005_000))
         let offset = { (tsc: UInt64, mono: UInt64) -> Int64 in
             let state = clock.state.pointee
-            return Int64(mono) - Int64(perf_fast_ns_convert(tsc, state.mult, state.shift, state.base_tsc, state.base_mono))
+            return Int64(mono)
+                - Int64(perf_fast_ns_convert(tsc, state.mult, state.shift, state.base_tsc, state.base_mono))
         }
         // The clock continued from its own reading, 5 µs behind this pair's, and runs fast enough to
         // meet the long-term ratio's line through the pair one interval later.

@@ -25,7 +25,9 @@ import Testing
             for (index, value) in HistogramRegistryTests.values(seed: seed, thread: thread, count: 2_000).enumerated() {
                 let name = names[(index + thread) % names.count]
                 let ref = registry.record(name, nanos: value)
-                flight.record(name, nameRef: ref, startNanos: 10_000 + UInt64(index), durationNanos: value, budgetNanos: nil, exit: .success)
+                flight.record(
+                    name, nameRef: ref, startNanos: 10_000 + UInt64(index), durationNanos: value, budgetNanos: nil,
+                    exit: .success)
             }
         }
         let live = registry.snapshot()
@@ -56,12 +58,15 @@ import Testing
     @Test func redirtyingTouchesOnlyResidentPagesAndChangesNoValue() throws {
         let directory = try TemporaryDirectory("span-memory-redirty")
         defer { directory.remove() }
-        let memory = try SpanMemory.create(path: Self.file(directory), .init(bytes: 4 << 20, nameCapacity: 64, ringCapacity: 256))
+        let memory = try SpanMemory.create(
+            path: Self.file(directory), .init(bytes: 4 << 20, nameCapacity: 64, ringCapacity: 256))
         let registry = HistogramRegistry(memory: memory)
         let flight = try #require(FlightRecorder(memory: memory))
         for index in 0..<500 {
             let ref = registry.record("redirty.a", nanos: 1_000 + UInt64(index) * 1_000)
-            flight.record("redirty.a", nameRef: ref, startNanos: UInt64(index), durationNanos: 1, budgetNanos: nil, exit: .success)
+            flight.record(
+                "redirty.a", nameRef: ref, startNanos: UInt64(index), durationNanos: 1, budgetNanos: nil, exit: .success
+            )
         }
         func residentPages() -> Int {
             let length = memory.configuration.bytes
@@ -116,12 +121,23 @@ import Testing
     /// thread that made an entry for a name another thread published first (the 1,000-name RSS
     /// bench dropped 2,016 records that way before entries were made under a lock).
     @Test func threadsSeeingNewNamesAtOnceWasteNoEntry() throws {
-        let names: [StaticString] = ["race.00", "race.01", "race.02", "race.03", "race.04", "race.05", "race.06", "race.07", "race.08", "race.09", "race.10", "race.11", "race.12", "race.13", "race.14", "race.15", "race.16", "race.17", "race.18", "race.19", "race.20", "race.21", "race.22", "race.23", "race.24", "race.25", "race.26", "race.27", "race.28", "race.29", "race.30", "race.31", "race.32", "race.33", "race.34", "race.35", "race.36", "race.37", "race.38", "race.39", "race.40", "race.41", "race.42", "race.43", "race.44", "race.45", "race.46", "race.47", "race.48", "race.49", "race.50", "race.51", "race.52", "race.53", "race.54", "race.55", "race.56", "race.57", "race.58", "race.59", "race.60", "race.61", "race.62", "race.63"]
+        let names: [StaticString] = [
+            "race.00", "race.01", "race.02", "race.03", "race.04", "race.05", "race.06", "race.07", "race.08",
+            "race.09", "race.10", "race.11", "race.12", "race.13", "race.14", "race.15", "race.16", "race.17",
+            "race.18", "race.19", "race.20", "race.21", "race.22", "race.23", "race.24", "race.25", "race.26",
+            "race.27", "race.28", "race.29", "race.30", "race.31", "race.32", "race.33", "race.34", "race.35",
+            "race.36", "race.37", "race.38", "race.39", "race.40", "race.41", "race.42", "race.43", "race.44",
+            "race.45", "race.46", "race.47", "race.48", "race.49", "race.50", "race.51", "race.52", "race.53",
+            "race.54", "race.55", "race.56", "race.57", "race.58", "race.59", "race.60", "race.61", "race.62",
+            "race.63",
+        ]
         for _ in 0..<20 {
             let memory = try SpanMemory.anonymous(.init(bytes: 4 << 20, nameCapacity: names.count, ringCapacity: 0))
             let registry = HistogramRegistry(memory: memory)
             HistogramRegistryTests.onThreads(8) { thread in
-                for offset in names.indices { registry.record(names[(offset + thread * 8) % names.count], nanos: 1_000) }
+                for offset in names.indices {
+                    registry.record(names[(offset + thread * 8) % names.count], nanos: 1_000)
+                }
             }
             #expect(registry.droppedRecordCount == 0)
             #expect(memory.nameCount == names.count)
@@ -193,7 +209,8 @@ import Testing
         // Simulate a kill inside a record: the stripe's sequence word odd, one slot half-written.
         let image = memory.image
         let entry = memory.entry(0)
-        let stripeRef = entry.load(fromByteOffset: SpanMemoryLayout.entryStripesOffset + 4 * Int(owner.stripe), as: UInt32.self)
+        let stripeRef = entry.load(
+            fromByteOffset: SpanMemoryLayout.entryStripesOffset + 4 * Int(owner.stripe), as: UInt32.self)
         let stripe = memory.arena + Int(stripeRef) * SpanMemoryLayout.refUnit
         stripe.storeBytes(of: stripe.load(as: UInt64.self) | 1, as: UInt64.self)
         let slot = (memory.base + memory.ringOffset).assumingMemoryBound(to: perf_flight_slot.self) + 3
@@ -215,7 +232,8 @@ import Testing
         for index in 0..<200 {
             let name = names[index % 3]
             let ref = registry.record(name, nanos: 1_000 + UInt64(index) * 7_919)
-            flight.record(name, nameRef: ref, startNanos: UInt64(index), durationNanos: 9, budgetNanos: 1, exit: .failure)
+            flight.record(
+                name, nameRef: ref, startNanos: UInt64(index), durationNanos: 9, budgetNanos: 1, exit: .failure)
         }
         let image = memory.image
         let valid = Array(UnsafeRawBufferPointer(start: image.base, count: image.count))
@@ -226,7 +244,9 @@ import Testing
             case 0:
                 // Flip bytes anywhere past the header (the header has a check word).
                 for _ in 0..<Int(random.next() % 16) + 1 {
-                    let at = SpanMemoryLayout.headerBytes + Int(random.next() % UInt64(bytes.count - SpanMemoryLayout.headerBytes))
+                    let at =
+                        SpanMemoryLayout.headerBytes
+                        + Int(random.next() % UInt64(bytes.count - SpanMemoryLayout.headerBytes))
                     bytes[at] = UInt8(truncatingIfNeeded: random.next())
                 }
             case 1:
@@ -234,9 +254,15 @@ import Testing
             case 2:
                 // Random words where references live: entries and stripe heads.
                 for _ in 0..<8 {
-                    let at = (SpanMemoryLayout.headerBytes + Int(random.next() % UInt64(bytes.count - SpanMemoryLayout.headerBytes))) & ~3
+                    let at =
+                        (SpanMemoryLayout.headerBytes
+                            + Int(random.next() % UInt64(bytes.count - SpanMemoryLayout.headerBytes))) & ~3
                     let value = UInt32(truncatingIfNeeded: random.next())
-                    withUnsafeBytes(of: value) { for (offset, byte) in $0.enumerated() where at + offset < bytes.count { bytes[at + offset] = byte } }
+                    withUnsafeBytes(of: value) {
+                        for (offset, byte) in $0.enumerated() where at + offset < bytes.count {
+                            bytes[at + offset] = byte
+                        }
+                    }
                 }
             default:
                 bytes = (0..<Int(random.next() % 9000)).map { _ in UInt8(truncatingIfNeeded: random.next()) }

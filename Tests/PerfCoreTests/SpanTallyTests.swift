@@ -73,14 +73,17 @@ import Testing
                 }
             }
         }
-        #expect(registry.tallies()["tally.threads"] == SpanTally(overBudget: 16_000, overBudgetNanos: 112_000, failure: 16_000))
+        #expect(
+            registry.tallies()["tally.threads"]
+                == SpanTally(overBudget: 16_000, overBudgetNanos: 112_000, failure: 16_000))
     }
 
     @Test func talliesSurviveInTheFileAProcessLeftBehind() throws {
         let directory = try TemporaryDirectory("tally")
         defer { directory.remove() }
         let path = directory.url.appendingPathComponent("spans.map").path
-        let memory = try SpanMemory.create(path: path, SpanMemory.Configuration(bytes: 1 << 20, nameCapacity: 64, ringCapacity: 0))
+        let memory = try SpanMemory.create(
+            path: path, SpanMemory.Configuration(bytes: 1 << 20, nameCapacity: 64, ringCapacity: 0))
         let registry = HistogramRegistry(memory: memory)
         for _ in 0..<5 { registry.record("tally.file", nanos: 20) }
         for _ in 0..<3 { registry.tally("tally.file", overBudgetNanos: 20, exit: .success) }
@@ -91,7 +94,8 @@ import Testing
     }
 
     @Test func aTallyReferenceToAnythingButATallyBlockIsSkipped() throws {
-        let memory = try SpanMemory.anonymous(SpanMemory.Configuration(bytes: 1 << 20, nameCapacity: 16, ringCapacity: 0))
+        let memory = try SpanMemory.anonymous(
+            SpanMemory.Configuration(bytes: 1 << 20, nameCapacity: 16, ringCapacity: 0))
         let registry = HistogramRegistry(memory: memory)
         registry.record("tally.damaged", nanos: 5)
         registry.tally("tally.damaged", overBudgetNanos: 5, exit: .success)

@@ -2,9 +2,9 @@
 // schema (scripts/validate/junit-10.xsd); the GitHub annotation cap.
 import Foundation
 import Perf
-@testable import PerfReport
 import Testing
 
+@testable import PerfReport
 @testable import PerfReportCLI
 
 #if canImport(FoundationXML)

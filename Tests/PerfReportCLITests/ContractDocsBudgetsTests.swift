@@ -51,7 +51,9 @@ import Testing
         for (path, file) in Self.objects {
             let message = Self.parse(file)
             let accepted = Self.list(after: "expected one of ", in: message)
-            #expect(!accepted.isEmpty, "the parser refuses an unknown key and lists the known ones: \(message ?? "accepted")")
+            #expect(
+                !accepted.isEmpty,
+                "the parser refuses an unknown key and lists the known ones: \(message ?? "accepted")")
             let documented = Set(table.children(of: path).map(KeyPathTable.lastSegment))
             #expect(accepted == documented, "keys of `\(path.isEmpty ? "(top level)" : path)`")
         }
@@ -110,7 +112,9 @@ import Testing
         #expect(defaultCell("defaults.onInsufficient") == "`\(defaults.onInsufficient.rawValue)`")
         #expect(defaults.minSamples == .automatic && defaultCell("defaults.minSamples") == "`auto`")
         #expect(defaultCell("<regression>.stat") == "`\(defaults.regression.stat.rawValue)`")
-        #expect(defaultCell("<regression>.maxIncrease") == "`\(BudgetQuantity.format(defaults.regression.maxIncreasePercent, .percent))`")
+        #expect(
+            defaultCell("<regression>.maxIncrease")
+                == "`\(BudgetQuantity.format(defaults.regression.maxIncreasePercent, .percent))`")
         #expect(defaultCell("<regression>.minDelta") == "`\(defaults.regression.minDelta)`")
         #expect(defaultCell("<regression>.level") == "`\(defaults.regression.level.rawValue)`")
         #expect(defaultCell("<regression>.requireBaseline") == "`\(defaults.regression.requireBaseline)`")

@@ -17,9 +17,10 @@ enum ContractDocsCLI {
 
     /// The codes of the `EXIT CODES:` section of a help text.
     static func exitCodes(inHelp help: String) -> Set<Int> {
-        Set(lines(of: help, after: "EXIT CODES:").compactMap { line in
-            line.hasPrefix("  ") ? line.split(separator: " ").first.flatMap { Int($0) } : nil
-        })
+        Set(
+            lines(of: help, after: "EXIT CODES:").compactMap { line in
+                line.hasPrefix("  ") ? line.split(separator: " ").first.flatMap { Int($0) } : nil
+            })
     }
 
     /// The long options of the `OPTIONS:` section of a help text, `--help` aside.
@@ -35,12 +36,13 @@ enum ContractDocsCLI {
 
     /// The command names of the `SUBCOMMANDS:` section.
     static func subcommands(inHelp help: String) -> Set<String> {
-        Set(lines(of: help, after: "SUBCOMMANDS:").compactMap { line -> String? in
-            guard line.hasPrefix("  "), !line.hasPrefix("   "), let word = line.split(separator: " ").first,
-                word.allSatisfy({ $0.isLowercase })
-            else { return nil }
-            return String(word)
-        })
+        Set(
+            lines(of: help, after: "SUBCOMMANDS:").compactMap { line -> String? in
+                guard line.hasPrefix("  "), !line.hasPrefix("   "), let word = line.split(separator: " ").first,
+                    word.allSatisfy({ $0.isLowercase })
+                else { return nil }
+                return String(word)
+            })
     }
 
     /// The lines after `heading` up to the next blank line that is followed by another heading.

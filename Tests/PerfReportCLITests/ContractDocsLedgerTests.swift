@@ -19,7 +19,8 @@ import Testing
                     id: 1, name: "api.get", key: "secret-key", site: "App/API.swift:88", startWallNanos: wall,
                     durationNanos: 2_000_000_000, budgetNanos: 1_000_000_000, exit: .failure, reason: "HTTPError",
                     detail: "https://user@host/v1/threads?token=x", count: 200,
-                    children: [ChildTotal(name: "db.query", count: 3, totalNanos: 1_200_000_000, maxNanos: 900_000_000)])),
+                    children: [ChildTotal(name: "db.query", count: 3, totalNanos: 1_200_000_000, maxNanos: 900_000_000)]
+                )),
             .spanEnded(
                 {
                     var parent = SpanEndRecord(
@@ -60,7 +61,8 @@ import Testing
     static func recoveryLines() -> [LedgerEvent] {
         var crashed = RecoveredSession(
             id: "fedcba9876543210",
-            info: SessionInfo(id: "fedcba9876543210", pid: 4242, startWallNanos: wall, app: .init(name: "app", version: "1.0")),
+            info: SessionInfo(
+                id: "fedcba9876543210", pid: 4242, startWallNanos: wall, app: .init(name: "app", version: "1.0")),
             status: .crashed,
             orphanedSpans: [
                 JournalledSpan(
@@ -161,9 +163,11 @@ import Testing
             kinds.insert(line.object?["kind"]?.string ?? "")
             keys.formUnion(line.object?.keys ?? [:].keys)
         }
-        #expect(kinds == contract.kinds.subtracting(["diagnostic"]), "every kind but `diagnostic` (ContractDocsDemoTests)")
+        #expect(
+            kinds == contract.kinds.subtracting(["diagnostic"]), "every kind but `diagnostic` (ContractDocsDemoTests)")
         let onlyDiagnostic: Set<String> = ["path", "droppedSpanRecords"]
-        #expect(keys == Set(contract.keys.keys).subtracting(onlyDiagnostic), "every documented key is written somewhere")
+        #expect(
+            keys == Set(contract.keys.keys).subtracting(onlyDiagnostic), "every documented key is written somewhere")
         #expect(
             !lines.contains { $0.object?["detail"]?.string?.contains("token") == true },
             "the privacy filter ran where the lines are made")

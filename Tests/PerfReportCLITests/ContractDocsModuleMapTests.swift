@@ -17,7 +17,8 @@ import Testing
     }
 
     @Test func everyProductIsInTheModuleMap() throws {
-        let documented = Set(try ContractArticle(module: "Perf", "ModuleMap").table(under: "## Which product to depend on").map(\.key))
+        let documented = Set(
+            try ContractArticle(module: "Perf", "ModuleMap").table(under: "## Which product to depend on").map(\.key))
         let products = try Self.packageProducts()
         #expect(products.count >= 6, "Package.swift's products were read: \(products)")
         #expect(documented == products)

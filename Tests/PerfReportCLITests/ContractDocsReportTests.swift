@@ -16,7 +16,10 @@ import Testing
     static func fixtureReports() throws -> [(name: String, bytes: [UInt8])] {
         [
             ("fixture report", try ReportBuilder(directory: CLIFixture.data).build()),
-            ("fixture report capped at 6 KiB", try ReportBuilder(directory: CLIFixture.data, capBytes: 6 * 1024).build()),
+            (
+                "fixture report capped at 6 KiB",
+                try ReportBuilder(directory: CLIFixture.data, capBytes: 6 * 1024).build()
+            ),
         ]
     }
 
@@ -160,11 +163,14 @@ import Testing
     @Test func theDemoReportAndLedgerMatchTheArticles() throws {
         let directory = try CLIFixture.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let (_, stderr, status) = try CLIFixture.runBinary(["demo", "--dir", "data", "-o", "report.json"], in: directory)
+        let (_, stderr, status) = try CLIFixture.runBinary(
+            ["demo", "--dir", "data", "-o", "report.json"], in: directory)
         try #require(status == 0, "demo failed: \(stderr)")
         let ledger = try LedgerContract()
         var walk = KeyPathWalk(try ContractDocsReportTests.reportTable(), checkLedgerLine: ledger.problems)
-        walk.walk(try JSONValue.parse(try Data(contentsOf: directory.appendingPathComponent("report.json"))), name: "demo report")
+        walk.walk(
+            try JSONValue.parse(try Data(contentsOf: directory.appendingPathComponent("report.json"))),
+            name: "demo report")
         #expect(walk.problems.isEmpty, "\(walk.problems.joined(separator: "\n"))")
 
         let lines = try ContractDocsLedgerTests.lines(of: directory.appendingPathComponent("data/perf-events.jsonl"))

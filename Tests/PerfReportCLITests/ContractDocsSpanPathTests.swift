@@ -7,7 +7,8 @@ import Testing
     /// Every Swift and C source of the package, concatenated.
     static func allSources() throws -> String {
         let root = ContractArticle.sources
-        let files = FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil)?
+        let files =
+            FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil)?
             .compactMap { $0 as? URL }
             .filter { ["swift", "h", "c"].contains($0.pathExtension) } ?? []
         return try files.map { try String(contentsOf: $0, encoding: .utf8) }.joined(separator: "\n")
@@ -38,7 +39,8 @@ import Testing
         let article = try ContractArticle(module: "Perf", "SpanPath")
         let sources = try Self.allSources()
         for file in try Self.named(#"`((?:[A-Za-z]+/)+[A-Za-z+]+\.swift)`"#, in: article.text) {
-            let found = FileManager.default.enumerator(atPath: ContractArticle.sources.path)?
+            let found =
+                FileManager.default.enumerator(atPath: ContractArticle.sources.path)?
                 .contains { ($0 as? String)?.hasSuffix(file) == true } ?? false
             #expect(found, "\(file) is named in SpanPath.md but is no source file")
         }

@@ -199,7 +199,8 @@ struct KeyPathTable {
         }
         // A shape needs rows of its own.
         for (path, entry) in entries {
-            for case .shape(let name) in entry.types where !entries.keys.contains(where: { $0.hasPrefix("<\(name)>.") }) {
+            for case .shape(let name) in entry.types where !entries.keys.contains(where: { $0.hasPrefix("<\(name)>.") })
+            {
                 unreadable.append(path)
             }
         }

@@ -28,7 +28,9 @@ let expectedProbes: [String: Int] = [
         for line in text.split(separator: "\n").map({ $0.trimmingCharacters(in: .whitespaces) }) {
             if line.hasPrefix("Provider: ") { provider = String(line.dropFirst(10)) }
             if line.hasPrefix("Name: ") { name = String(line.dropFirst(6)) }
-            if line.hasPrefix("Arguments: "), provider == "perf" { found[name, default: []].insert(String(line.dropFirst(11))) }
+            if line.hasPrefix("Arguments: "), provider == "perf" {
+                found[name, default: []].insert(String(line.dropFirst(11)))
+            }
         }
         #expect(Set(found.keys) == Set(expectedProbes.keys), "\(found)")
         for (probe, arguments) in found {
@@ -61,7 +63,8 @@ let expectedProbes: [String: Int] = [
              4242/4250 44609.1: perf_attach_7:hang: (55e0b4c02cdd) target="main queue" lower_ms=400 upper_ms=450 culprit="static A.b() -> ()"
              4242/4243 44610.0: other:span_end: (1) name="x" ns=1
             """
-        let hits = ProbeScript.hits(text, group: "perf_attach_7", probeOfEvent: ["span_end_2": "span_end", "hang": "hang"])
+        let hits = ProbeScript.hits(
+            text, group: "perf_attach_7", probeOfEvent: ["span_end_2": "span_end", "hang": "hang"])
         #expect(hits.count == 2)
         #expect(hits.first?.arguments["name"] == "api.get")
         #expect(hits.first?.number("ns") == 2_001_956)
@@ -72,6 +75,8 @@ let expectedProbes: [String: Int] = [
         #expect(hits.last?.number("upper_ms") == 450)
         let summary = ProbeSpanSummary.summaries(hits)
         #expect(summary.map(\.name) == ["api.get"] && summary.first?.count == 1)
-        #expect(summary.first?.p95Nanos == 2_001_956 && summary.first?.maxNanos == 2_001_956 && summary.first?.overBudget == 0)
+        #expect(
+            summary.first?.p95Nanos == 2_001_956 && summary.first?.maxNanos == 2_001_956
+                && summary.first?.overBudget == 0)
     }
 }

@@ -17,7 +17,8 @@ let probeRecordingUnavailable: String? = {
 @Suite(.serialized) struct ProbeRecordTests {
     /// scripts/validate-probes.sh points these at the release build.
     static let child = ProcessInfo.processInfo.environment["PERF_PROBES_CHILD"] ?? BuildProducts.testChild
-    static let report = ProcessInfo.processInfo.environment["PERF_PROBES_REPORT"] ?? BuildProducts.executable("perf-report")
+    static let report =
+        ProcessInfo.processInfo.environment["PERF_PROBES_REPORT"] ?? BuildProducts.executable("perf-report")
 
     @Test(.enabled(if: probeRecordingUnavailable == nil, "\(probeRecordingUnavailable ?? "")"))
     func perfRecordSeesTheSpansAndTheHangTheProgramMade() throws {
@@ -31,10 +32,12 @@ let probeRecordingUnavailable: String? = {
         let data = directory.url.appendingPathComponent("perf.data").path
         // perf record runs the child; the child's JSON lines come through perf's stdout.
         let run = try ChildProcess.run(
-            perf, ["record", "-q", "-o", data, "-e", "\(events.group):*", "--", Self.child, "probes"], timeoutSeconds: 30)
+            perf, ["record", "-q", "-o", data, "-e", "\(events.group):*", "--", Self.child, "probes"],
+            timeoutSeconds: 30)
         #expect(ChildProcess.exitCode(run.status) == 0, "perf record: \(ChildProcess.describe(run.status))")
         let truth = run.lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-        let text = try ProbeAttach.run(perf, ["script", "-i", data, "-F", "pid,tid,time,event,trace", "--ns"], what: "perf script")
+        let text = try ProbeAttach.run(
+            perf, ["script", "-i", data, "-F", "pid,tid,time,event,trace", "--ns"], what: "perf script")
         #expect(!text.contains("connection-secret"), "a key never reaches a probe")
         #expect(!text.contains("never in a probe"), "a note's detail never reaches a probe")
         let hits = ProbeScript.hits(text, group: events.group, probeOfEvent: events.probeOfEvent)
@@ -80,7 +83,8 @@ let probeRecordingUnavailable: String? = {
 
     @Test(.enabled(if: probeRecordingUnavailable == nil, "\(probeRecordingUnavailable ?? "")"))
     func attachRecordsALiveProcessThatKeepsRunning() throws {
-        let child = try ChildProcess(executable: Self.child, arguments: ["probes", "forever", "work=100"], withStandardInput: true)
+        let child = try ChildProcess(
+            executable: Self.child, arguments: ["probes", "forever", "work=100"], withStandardInput: true)
         defer { child.killAndWait() }
         let ready = try #require(child.readLine(timeoutSeconds: 20))
         #expect(ready.hasPrefix("{\"ready\":"))

@@ -1,8 +1,9 @@
 // Evaluation of budgets: rule precedence, every metric, minimum samples, every status, the exit
 // codes they add up to.
 import Perf
-@testable import PerfReport
 import Testing
+
+@testable import PerfReport
 
 @Suite struct BudgetCheckTests {
     private func run(
@@ -75,8 +76,7 @@ import Testing
     @Test(arguments: [(BudgetMetric.p50, 10), (.p90, 50), (.p95, 100), (.p99, 500), (.max, 1)])
     func minimumSamplesAreAboutFiveBeyondTheQuantile(metric: BudgetMetric, needed: Int) throws {
         #expect(metric.automaticMinimumSamples == Int64(needed))
-        for (count, expected) in [(needed - 1, BudgetVerdict.Status.insufficient), (needed, .pass)] where count > 0
-        {
+        for (count, expected) in [(needed - 1, BudgetVerdict.Status.insufficient), (needed, .pass)] where count > 0 {
             let head = BudgetFixture.figures(["s": BudgetFixture.span(count: count)])
             let verdict = try run(
                 #"{"version":1,"spans":[{"match":"s","limits":{"\#(metric.rawValue)":{"max":"1s"}}}]}"#, head)

@@ -1,7 +1,8 @@
 // The budgets file: unit strings, strictness, and errors that name the rule.
 import Perf
-@testable import PerfReport
 import Testing
+
+@testable import PerfReport
 
 @Suite struct BudgetParsingTests {
     @Test(arguments: [

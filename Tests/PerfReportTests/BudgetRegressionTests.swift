@@ -1,8 +1,9 @@
 // Regressions against a baseline: both floors, count-from-zero, improvements, environment
 // mismatch, aggregation of several runs, and `compare`.
 import Perf
-@testable import PerfReport
 import Testing
+
+@testable import PerfReport
 
 @Suite struct BudgetRegressionTests {
     private let budgets = #"{"version":1,"spans":[{"match":"api.get","limits":{"count":{"min":1}}}]}"#

@@ -1,5 +1,6 @@
 // Figures and budgets built in code for the budget tests: no disk, every number visible in the test.
 import Perf
+
 @testable import PerfReport
 
 enum BudgetFixture {

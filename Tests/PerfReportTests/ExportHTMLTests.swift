@@ -277,7 +277,8 @@ import Testing
         var span = PerformanceReport.Span(count: 900, maxMs: 2, p50Ms: 1, p95Ms: 1, p99Ms: 2, budgetMs: 60_000)
         span.exits = ["failure": 450]
         let page = String(
-            decoding: HTMLExport.render(ExportInput(report: PerformanceReport(spans: ["db.fails": span]), path: "f.json")),
+            decoding: HTMLExport.render(
+                ExportInput(report: PerformanceReport(spans: ["db.fails": span]), path: "f.json")),
             as: UTF8.self)
         #expect(page.contains(">Failed</th>"))
         #expect(page.contains("450 · 50.0 %"), "the failures and their share of the 900 calls")

@@ -41,7 +41,10 @@ import Testing
             "partial apply for closure #2 @Sendable (Swift.Int) async -> () in closure #1 () -> () in static App.main() -> ()",
             "closure #2 in closure #1 in App.main() (thunk)"
         ),
-        ("implicit closure #1 () throws -> Swift.Bool in App.check() -> ()", "implicit closure #1 in App.check() (thunk)"),
+        (
+            "implicit closure #1 () throws -> Swift.Bool in App.check() -> ()",
+            "implicit closure #1 in App.check() (thunk)"
+        ),
         (
             "protocol witness for App.Store.save() throws -> () in conformance App.DiskStore : App.Store in App",
             "App.Store.save() (thunk)"
@@ -51,7 +54,10 @@ import Testing
             "reabstraction thunk helper from @escaping @callee_guaranteed () -> () to @escaping @callee_guaranteed () -> (@out ()) (thunk)"
         ),
         ("App.Store.items.getter : [App.Item]", "App.Store.items.getter"),
-        ("(extension in Foundation):Swift.String.init(data: Foundation.Data) -> Swift.String?", "Swift.String.init(data: Foundation.Data)"),
+        (
+            "(extension in Foundation):Swift.String.init(data: Foundation.Data) -> Swift.String?",
+            "Swift.String.init(data: Foundation.Data)"
+        ),
         // Not Swift, or not a demangled function: unchanged.
         ("__GI___poll", "__GI___poll"), ("pthread_cond_wait", "pthread_cond_wait"), ("unknown", "unknown"),
         ("std::vector<int>::push_back(int const&)", "std::vector<int>::push_back(int const&)"),
@@ -77,7 +83,8 @@ import Testing
 
     @Test func theSummaryShowsTheFunctionAndItsJSONKeepsTheSymbol() throws {
         let raw = "function signature specialization <Arg[0] = Dead> of static App.Feed.parse() -> ()"
-        let report = PerformanceReport(hangs: .init(count: 1, maxMs: 400, culprits: [.init(culprit: raw, count: 1, maxMs: 400)]))
+        let report = PerformanceReport(
+            hangs: .init(count: 1, maxMs: 400, culprits: [.init(culprit: raw, count: 1, maxMs: 400)]))
         let summary = ReportSummary(report: report, path: "r.json")
         #expect(summary.text.contains("  App.Feed.parse()  "), "\(summary.text)")
         #expect(!summary.text.contains("specialization"))

@@ -14,11 +14,12 @@ import Testing
     @Test func liveAndExportWriteTheSameFamiliesAndLabels() throws {
         let directory = try TemporaryDirectory("prometheus-families")
         defer { directory.remove() }
-        let runtime = try #require(PerfRuntime.make(
-            configuration: Perf.Configuration(
-                directory: directory.url, app: Perf.AppInfo(name: "families", version: "3", build: "9"),
-                recording: .enabled),
-            environment: [:], clock: SystemClock(), report: { Issue.record("unexpected message: \($0)") }))
+        let runtime = try #require(
+            PerfRuntime.make(
+                configuration: Perf.Configuration(
+                    directory: directory.url, app: Perf.AppInfo(name: "families", version: "3", build: "9"),
+                    recording: .enabled),
+                environment: [:], clock: SystemClock(), report: { Issue.record("unexpected message: \($0)") }))
         for budget: UInt64 in [0, 60_000_000_000, 0, 60_000_000_000] {
             let token = runtime.recorder.begin("families.span", budgetNanos: budget, site: CallSite())
             runtime.recorder.end(token)

@@ -123,7 +123,10 @@ import Testing
         #expect(Self.durationCells(row) == ["-", "-", "-", "-"], "\(row)")
     }
 
-    @Test(arguments: [(0.000_025, "25 ns"), (0.83, "830 µs"), (850.0, "850.0 ms"), (5_200, "5.2 s"), (750_000, "12.5 min"), (10_800_000, "3.0 h")])
+    @Test(arguments: [
+        (0.000_025, "25 ns"), (0.83, "830 µs"), (850.0, "850.0 ms"), (5_200, "5.2 s"), (750_000, "12.5 min"),
+        (10_800_000, "3.0 h"),
+    ])
     func openTimesReadInTheirUnit(ms: Double, text: String) {
         #expect(ReportSummary.duration(ms: ms) == text)
     }

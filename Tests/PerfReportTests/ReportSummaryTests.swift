@@ -140,7 +140,8 @@ import Testing
         let summary = ReportSummary(report: report, path: "r.json")
         #expect(
             summary.notes == [
-                .init(name: "cache.miss", count: 3, suppressed: 12), .init(name: "socket.reconnect", count: 1, suppressed: 0),
+                .init(name: "cache.miss", count: 3, suppressed: 12),
+                .init(name: "socket.reconnect", count: 1, suppressed: 0),
             ])
         #expect(
             summary.hitches == [

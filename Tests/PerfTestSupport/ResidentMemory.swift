@@ -17,7 +17,9 @@ public struct ResidentMemory: Sendable, Equatable {
 
     /// The running process's figures; all 0 when /proc/self/status cannot be read.
     public static func current() -> ResidentMemory {
-        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return ResidentMemory() }
+        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else {
+            return ResidentMemory()
+        }
         return parse(text)
     }
 

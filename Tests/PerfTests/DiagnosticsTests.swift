@@ -120,7 +120,8 @@ extension PerfGlobalStateTests {
             defer { Perf.shutdown() }
             let line = #line + 1
             Perf.begin("report.quiet", slowMs: 60_000).end()
-            let report = try PerformanceReport(bytes: try Data(contentsOf: try Perf.prepareReport()).map { $0 }, path: "r")
+            let report = try PerformanceReport(
+                bytes: try Data(contentsOf: try Perf.prepareReport()).map { $0 }, path: "r")
             let span = try #require(report.spans["report.quiet"])
             #expect(span.overBudget == 0 && span.count == 1)
             #expect(span.budgetMs == 60_000)

@@ -80,7 +80,8 @@ extension PerfGlobalStateTests {
                 let lines = try killChild(mode: "open", directory: directory.url, after: 1)
                 #expect(lines == ["ready"])
                 let childEvents = try LedgerReader(directory: directory.url).readAll().events
-                let childSession = try #require(childEvents.first { $0.kind == .session && $0.name == "start" }?.session)
+                let childSession = try #require(
+                    childEvents.first { $0.kind == .session && $0.name == "start" }?.session)
 
                 Perf.install(
                     Perf.Configuration(directory: directory.url, app: Perf.AppInfo(name: "next"), recording: .enabled),
@@ -139,7 +140,9 @@ extension PerfGlobalStateTests {
             let crashed = try #require(events.first { $0.kind == .session && $0.name == "crashed" })
             #expect(crashed.extra["tornRecords"] != nil && crashed.extra["lastAliveMs"] != nil)
             // Acknowledged: the next start finds nothing left of the child.
-            #expect(!FileManager.default.fileExists(atPath: directory.url.appendingPathComponent("sessions/\(childSession)").path))
+            #expect(
+                !FileManager.default.fileExists(
+                    atPath: directory.url.appendingPathComponent("sessions/\(childSession)").path))
         }
     }
 }

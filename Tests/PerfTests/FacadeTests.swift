@@ -56,7 +56,8 @@ extension PerfGlobalStateTests {
         @Test func overBudgetSpanWritesOneFilteredLineAndUnderBudgetOnlyTicks() throws {
             let (events, directory) = try withInstalled { _ in
                 for _ in 0..<10 { Perf.begin("facade.fast", slowMs: 60_000).end() }
-                Perf.begin("facade.slow", slowMs: 0).end(detail: "https://u:p@api.example.com/v1/threads?token=abc#x", count: 200)
+                Perf.begin("facade.slow", slowMs: 0).end(
+                    detail: "https://u:p@api.example.com/v1/threads?token=abc#x", count: 200)
             }
             defer { directory.remove() }
             let spans = events.filter { $0.kind == .span }
@@ -96,8 +97,10 @@ extension PerfGlobalStateTests {
         @Test func filesAreOwnerOnly() throws {
             let (_, directory) = try withInstalled { _ in Perf.begin("facade.mode", slowMs: 0).end() }
             defer { directory.remove() }
-            let dirMode = try FileManager.default.attributesOfItem(atPath: directory.url.path)[.posixPermissions] as? Int
-            let fileMode = try FileManager.default.attributesOfItem(atPath: directory.ledger.path)[.posixPermissions] as? Int
+            let dirMode =
+                try FileManager.default.attributesOfItem(atPath: directory.url.path)[.posixPermissions] as? Int
+            let fileMode =
+                try FileManager.default.attributesOfItem(atPath: directory.ledger.path)[.posixPermissions] as? Int
             #expect(fileMode == 0o600)
             // The test created the directory itself; a directory Perf creates is 0700.
             let created = directory.url.appendingPathComponent("nested/perf")
@@ -128,7 +131,9 @@ extension PerfGlobalStateTests {
                 Perf.Configuration(directory: directory.url, app: Perf.AppInfo(name: "a"), recording: .enabled),
                 environment: [:], clock: SystemClock(), report: { _ in })
             await #expect(throws: CancellationError.self) {
-                try await Perf.measure("facade.async.cancel", slowMs: 0) { () async throws -> Int in throw CancellationError() }
+                try await Perf.measure("facade.async.cancel", slowMs: 0) { () async throws -> Int in
+                    throw CancellationError()
+                }
             }
             Perf.shutdown()
             let events = try LedgerReader(directory: directory.url).readAll().events
@@ -210,7 +215,8 @@ extension PerfGlobalStateTests {
             }
             defer { directory.remove() }
             let lines = events.filter { $0.kind == .note && $0.name == "socket.reconnect" }
-            #expect(lines.map(\.count) == [nil, 0, 0], "the note after the count's line was held, and written at shutdown")
+            #expect(
+                lines.map(\.count) == [nil, 0, 0], "the note after the count's line was held, and written at shutdown")
             #expect(lines.map { $0.extra["suppressedCount"] } == [nil, .int(9), .int(1)])
         }
 
@@ -254,7 +260,9 @@ extension PerfGlobalStateTests {
             try Data("x".utf8).write(to: blocker)
             let messages = MessageBox()
             Perf.install(
-                Perf.Configuration(directory: blocker.appendingPathComponent("perf"), app: Perf.AppInfo(name: "bad"), recording: .enabled),
+                Perf.Configuration(
+                    directory: blocker.appendingPathComponent("perf"), app: Perf.AppInfo(name: "bad"),
+                    recording: .enabled),
                 environment: [:], clock: SystemClock(), report: messages.append)
             Perf.begin("facade.bad", slowMs: 0).end()
             Perf.shutdown()
@@ -339,7 +347,8 @@ extension PerfGlobalStateTests {
             let directory = try TemporaryDirectory("facade-twice")
             defer { directory.remove() }
             let messages = MessageBox()
-            let first = Perf.Configuration(directory: directory.url, app: Perf.AppInfo(name: "one"), recording: .enabled)
+            let first = Perf.Configuration(
+                directory: directory.url, app: Perf.AppInfo(name: "one"), recording: .enabled)
             #expect(Perf.install(first, environment: [:], clock: SystemClock(), report: messages.append))
             #expect(!Perf.install(first, environment: [:], clock: SystemClock(), report: messages.append))
             #expect(messages.all.isEmpty)
@@ -378,7 +387,8 @@ extension PerfGlobalStateTests {
             let hangs = events.filter { $0.kind == .hang && $0.name == "facade.queue" }
             try #require(
                 hangs.count == 1,
-                "\(hangs.map { "lower \($0.lowerMs ?? -1) upper \($0.upperMs ?? -1) stall \($0.stallMs ?? -1) \($0.culprit ?? "-")" })")
+                "\(hangs.map { "lower \($0.lowerMs ?? -1) upper \($0.upperMs ?? -1) stall \($0.stallMs ?? -1) \($0.culprit ?? "-")" })"
+            )
             let hang = hangs[0]
             #expect(hang.name == "facade.queue")
             #expect(hang.fatal == false)

@@ -106,7 +106,8 @@
             let faults = SyscallFaultInjector()
             faults.fail(.read, 1, errno: EIO)
             let result = ReportFile.read(path, limit: 1 << 20, syscalls: FileSyscalls(faults: faults))
-            #expect(result == .failure(Perf.ReportError(.unreadable, path: path, Perf.ReportError.describe(errno: EIO))))
+            #expect(
+                result == .failure(Perf.ReportError(.unreadable, path: path, Perf.ReportError.describe(errno: EIO))))
             #expect(
                 ReportFile.read(path, limit: 1)
                     == .failure(Perf.ReportError(.invalidReport, path: path, "larger than 0 MiB")), "the limit holds")
@@ -120,7 +121,8 @@
             let target = directory.url.appendingPathComponent("perf")
             let faults = SyscallFaultInjector()
             faults.fail(.mkdir, 1, errno: EACCES)
-            let expected = DataDirectory.Failure(directory: target.path, step: .create, path: target.path, errno: EACCES)
+            let expected = DataDirectory.Failure(
+                directory: target.path, step: .create, path: target.path, errno: EACCES)
             #expect(throws: expected) { try DataDirectory.prepare(target, syscalls: FileSyscalls(faults: faults)) }
             let reason = String(cString: strerror(EACCES)).lowercased()
             #expect(expected.description == "cannot create it (\(reason), errno \(EACCES))")

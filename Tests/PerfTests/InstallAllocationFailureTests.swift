@@ -41,7 +41,10 @@ extension PerfGlobalStateTests {
             let (installed, messages) = install(.flightRing, recording: .disabled)
             defer { Perf.shutdown() }
             #expect(installed)
-            #expect(messages == ["perf: cannot allocate the flight recorder; running without it (Perf.recentSpans() is nil)"])
+            #expect(
+                messages == [
+                    "perf: cannot allocate the flight recorder; running without it (Perf.recentSpans() is nil)"
+                ])
             Perf.begin("alloc.noring", slowMs: 60_000).end()
             #expect(Perf.recentSpans() == nil)
             #expect(Perf.spanHistograms()["alloc.noring"]?.count == 1)

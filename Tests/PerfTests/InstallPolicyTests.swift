@@ -1,6 +1,7 @@
 // The consent gate and data-directory resolution, as pure functions of configuration and environment.
 import Foundation
 import Testing
+
 @testable import Perf
 
 @Suite struct InstallPolicyTests {
@@ -111,8 +112,10 @@ import Testing
             InstallPolicy.dataDirectory(configured: configured, app: app, environment: ["PERF_DIR": "/p"])
                 == configured)
         #expect(
-            InstallPolicy.dataDirectory(configured: nil, app: app, environment: ["PERF_DIR": "/p", "XDG_STATE_HOME": "/s"])
-                .path == "/p")
+            InstallPolicy.dataDirectory(
+                configured: nil, app: app, environment: ["PERF_DIR": "/p", "XDG_STATE_HOME": "/s"]
+            )
+            .path == "/p")
         #expect(
             InstallPolicy.dataDirectory(configured: nil, app: app, environment: ["XDG_STATE_HOME": "/s"]).path
                 == "/s/perf/my_service_.._x")
@@ -136,7 +139,8 @@ import Testing
         #expect(directory(["STATE_DIRECTORY": ":/var/lib/svc", "HOME": "/h"]) == "/h/.local/state/perf/svc")
         #expect(
             InstallPolicy.dataDirectory(
-                configured: URL(fileURLWithPath: "/srv/perf"), app: app, environment: ["STATE_DIRECTORY": "/var/lib/svc"]
+                configured: URL(fileURLWithPath: "/srv/perf"), app: app,
+                environment: ["STATE_DIRECTORY": "/var/lib/svc"]
             ).path == "/srv/perf")
     }
 

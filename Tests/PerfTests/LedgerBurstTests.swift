@@ -59,7 +59,8 @@ extension PerfGlobalStateTests {
                 }
             }
             guard report else { return outcome }
-            let built = try PerformanceReport(bytes: try ReportBuilder(directory: directory.url).build(), path: "b.json")
+            let built = try PerformanceReport(
+                bytes: try ReportBuilder(directory: directory.url).build(), path: "b.json")
             outcome.overBudget = built.spans["burst.slow"]?.overBudget ?? 0
             outcome.overBudgetLines = built.spans["burst.slow"]?.overBudgetLines
             return outcome
@@ -84,7 +85,9 @@ extension PerfGlobalStateTests {
             #expect(outcome.lines + outcome.dropped.values.reduce(0, +) == 64_000, "run \(run): \(outcome)")
             print("burst run \(run): \(outcome.lines) lines, dropped \(outcome.dropped)")
             #expect(Set(outcome.dropped.keys).isSubset(of: [DropCause.backlog.rawValue]), "run \(run): \(outcome)")
-            #expect(outcome.liveBacklogDrops == "\(outcome.dropped["backlog"] ?? 0)", "the metrics count what the ledger says")
+            #expect(
+                outcome.liveBacklogDrops == "\(outcome.dropped["backlog"] ?? 0)",
+                "the metrics count what the ledger says")
             if run == 0 {
                 #expect(outcome.overBudget == 64_000, "OVER counts every end, written or dropped")
                 #expect(outcome.overBudgetLines == Int64(outcome.lines))

@@ -151,9 +151,11 @@ import Testing
             #expect(LedgerEncoder.FixedKey(name: key.name.uppercased()) == nil, "\(key.name) in capitals")
         }
         #expect(LedgerEncoder.FixedKey(name: "") == nil)
-        #expect(LedgerEncoder.FixedKey.allCases.map(\.name) == LedgerEncoder.FixedKey.allCases.map(\.name).sorted {
-            $0.utf8.lexicographicallyPrecedes($1.utf8)
-        })
+        #expect(
+            LedgerEncoder.FixedKey.allCases.map(\.name)
+                == LedgerEncoder.FixedKey.allCases.map(\.name).sorted {
+                    $0.utf8.lexicographicallyPrecedes($1.utf8)
+                })
     }
 
     /// The scan that reads eight bytes at a time finds every byte to escape wherever it falls in
@@ -166,10 +168,12 @@ import Testing
         for special in specials {
             for length in 0...32 {
                 for offset in 0...length {
-                    let text = String(repeating: "a", count: offset) + special + String(repeating: "b", count: length - offset)
+                    let text =
+                        String(repeating: "a", count: offset) + special + String(repeating: "b", count: length - offset)
                     var bytes: [UInt8] = []
                     LedgerEncoder.appendQuoted(text, into: &bytes)
-                    #expect(bytes == Self.referenceQuoted(text), "\(special.debugDescription) at \(offset) of \(length)")
+                    #expect(
+                        bytes == Self.referenceQuoted(text), "\(special.debugDescription) at \(offset) of \(length)")
                 }
             }
         }
@@ -181,7 +185,9 @@ import Testing
         ]
         for _ in 0..<2_000 {
             var text = String.UnicodeScalarView()
-            for _ in 0..<Int.random(in: 0...48, using: &random) { text.append(neighbours.randomElement(using: &random)!) }
+            for _ in 0..<Int.random(in: 0...48, using: &random) {
+                text.append(neighbours.randomElement(using: &random)!)
+            }
             let string = String(text)
             var bytes: [UInt8] = []
             LedgerEncoder.appendQuoted(string, into: &bytes)

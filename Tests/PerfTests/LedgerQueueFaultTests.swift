@@ -26,7 +26,9 @@ import Testing
             let path = directory.url.appendingPathComponent("ledger.queue").path
             var problems: [String] = []
             let queue = try #require(
-                LedgerQueue.make(path: path, backlogBytes: 64 * 1024, writer: writer, sessionID: "s") { problems.append($0) })
+                LedgerQueue.make(path: path, backlogBytes: 64 * 1024, writer: writer, sessionID: "s") {
+                    problems.append($0)
+                })
             #expect(faults.pending(operation) == 0, "the fault was reached")
             #expect(queue.path == nil, "the queue runs in memory")
             #expect(problems.count == 1 && problems[0].contains(path) && problems[0].contains(step), "\(problems)")
@@ -34,7 +36,8 @@ import Testing
             let line = Array("{\"kind\":\"note\"}\n".utf8)
             #expect(line.withUnsafeBytes { queue.submit($0) })
             #expect(queue.waitUntilWritten(deadline: Date(timeIntervalSinceNow: 10)))
-            let ledger = try String(contentsOf: directory.url.appendingPathComponent(LedgerWriter.fileName), encoding: .utf8)
+            let ledger = try String(
+                contentsOf: directory.url.appendingPathComponent(LedgerWriter.fileName), encoding: .utf8)
             #expect(ledger == String(decoding: line, as: UTF8.self))
         }
 
@@ -44,7 +47,8 @@ import Testing
             let path = directory.url.appendingPathComponent("ledger.queue").path
             let first = try LedgerWriter(directory: directory.url, capBytes: 1 << 20)
             defer { first.close() }
-            let queue = try #require(LedgerQueue.make(path: path, backlogBytes: 64 * 1024, writer: first, sessionID: "s"))
+            let queue = try #require(
+                LedgerQueue.make(path: path, backlogBytes: 64 * 1024, writer: first, sessionID: "s"))
             #expect(queue.path == path)
             let faults = SyscallFaultInjector()
             let next = try LedgerWriter(

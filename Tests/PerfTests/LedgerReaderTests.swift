@@ -55,7 +55,8 @@ import Testing
     /// lands on the fragment's line: that line is read, the fragment counted. Every cut of a real
     /// line before it, at every byte, and a fragment of a line with a nested object.
     @Test func aWholeLineAppendedToAFragmentIsStillRead() throws {
-        let nested = #"{"v":1,"ts":"2026-12-02T13:00:00.123Z","session":"s","kind":"note","name":"n","#
+        let nested =
+            #"{"v":1,"ts":"2026-12-02T13:00:00.123Z","session":"s","kind":"note","name":"n","#
             + #""nested":{"a":[1,{"b":null}]},"ratio":0.5}"#
         for torn in [line(.sampleSpan(sequence: 1)).dropLast(), Array(nested.utf8)[...]] {
             for cut in 1..<torn.count {

@@ -29,7 +29,8 @@
             clock: Clock? = nil
         ) throws -> LedgerWriter {
             try LedgerWriter(
-                directory: directory.url, capBytes: cap, syscalls: FileSyscalls(faults: faults), report: messages.report,
+                directory: directory.url, capBytes: cap, syscalls: FileSyscalls(faults: faults),
+                report: messages.report,
                 monotonicNanos: { clock?.nanos.load(ordering: .relaxed) ?? 0 })
         }
 
@@ -154,7 +155,8 @@
             let directory = try TemporaryDirectory()
             defer { directory.remove() }
             let messages = Messages()
-            let ledger = try writer(directory, cap: lineLength() * 3, faults: SyscallFaultInjector(), messages: messages)
+            let ledger = try writer(
+                directory, cap: lineLength() * 3, faults: SyscallFaultInjector(), messages: messages)
             for sequence in 0..<20 { try ledger.append(.sampleSpan(sequence: sequence)) }
             ledger.close()
             #expect(messages.all.isEmpty)

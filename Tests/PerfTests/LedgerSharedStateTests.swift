@@ -28,21 +28,25 @@ import Testing
             for path in [first.path, first.previousPath] {
                 var status = stat()
                 if stat(path, &status) == 0, Int(status.st_size) > cap {
-                    overCap.append("\(path.hasSuffix(".prev") ? ".prev" : "current") \(status.st_size) B at \(sequence)")
+                    overCap.append(
+                        "\(path.hasSuffix(".prev") ? ".prev" : "current") \(status.st_size) B at \(sequence)")
                 }
             }
         }
         for sequence in 0..<200 {
             try first.append(Self.line("w1", sequence))
             checkSizes(sequence)
-            if sequence % 3 == 2 || sequence >= 197 { try second.append(Self.line("w2", second.statistics.linesWritten)) }
+            if sequence % 3 == 2 || sequence >= 197 {
+                try second.append(Self.line("w2", second.statistics.linesWritten))
+            }
             checkSizes(sequence)
         }
         #expect(overCap.isEmpty, "\(overCap.prefix(3))")
         let written = second.statistics.linesWritten
         let check = SharedLedgerCheck(directory: directory.url, cap: cap, sessions: ["w1"], lines: 200)
         let checkSecond = SharedLedgerCheck(directory: directory.url, cap: cap, sessions: ["w2"], lines: written)
-        #expect(check.problems.filter { !$0.contains("unknown session") }.isEmpty, "\(check.problems) (\(check.summary))")
+        #expect(
+            check.problems.filter { !$0.contains("unknown session") }.isEmpty, "\(check.problems) (\(check.summary))")
         #expect(checkSecond.problems.filter { !$0.contains("unknown session") }.isEmpty, "\(checkSecond.problems)")
         #expect(first.statistics.rotations + second.statistics.rotations >= 10)
     }
@@ -61,7 +65,8 @@ import Testing
         // About 14 lines fill a file: the renamed one fills up, then the writer needs a new one.
         for sequence in 1..<24 { try writer.append(Self.line("w1", sequence)) }
         let previous = ledgerLines(URL(fileURLWithPath: writer.previousPath))
-        let first = try #require(previous.first.flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] })
+        let first = try #require(
+            previous.first.flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] })
         #expect(first["count"] as? Int == 0, "the renamed file was kept as .prev, not deleted")
         let check = SharedLedgerCheck(directory: directory.url, cap: cap, sessions: ["w1"], lines: 24)
         #expect(check.problems.isEmpty, "\(check.problems) (\(check.summary))")

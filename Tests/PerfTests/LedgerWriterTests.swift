@@ -213,21 +213,21 @@ final class SharedCounter: Sendable {
     }
 
     #if DEBUG  // fault injection is compiled into debug builds only
-    @Test func aFailedRunIsCountedAndReportedWithItsCause() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let faults = SyscallFaultInjector()
-        let writer = try LedgerWriter(
-            directory: directory.url, capBytes: 1 << 20, syscalls: FileSyscalls(faults: faults), report: { _ in })
-        faults.failWrites(1, errno: ENOSPC)
-        #expect(writer.append(batch: (0..<50).map { LedgerEvent.sampleSpan(sequence: $0) }) == 50)
-        #expect(writer.statistics.droppedLines == 50)
-        try writer.append(.sampleSpan(sequence: 50))
-        let (read, _) = try LedgerReader(directory: directory.url).readAll()
-        let gap = try #require(read.first { $0.kind == .dropped })
-        #expect(gap.count == 50)
-        #expect(gap.extra["cause"] == .string(LedgerWriter.writeCause))
-        #expect(read.filter { $0.kind == .span }.compactMap(\.count) == [50])
-    }
+        @Test func aFailedRunIsCountedAndReportedWithItsCause() throws {
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            let faults = SyscallFaultInjector()
+            let writer = try LedgerWriter(
+                directory: directory.url, capBytes: 1 << 20, syscalls: FileSyscalls(faults: faults), report: { _ in })
+            faults.failWrites(1, errno: ENOSPC)
+            #expect(writer.append(batch: (0..<50).map { LedgerEvent.sampleSpan(sequence: $0) }) == 50)
+            #expect(writer.statistics.droppedLines == 50)
+            try writer.append(.sampleSpan(sequence: 50))
+            let (read, _) = try LedgerReader(directory: directory.url).readAll()
+            let gap = try #require(read.first { $0.kind == .dropped })
+            #expect(gap.count == 50)
+            #expect(gap.extra["cause"] == .string(LedgerWriter.writeCause))
+            #expect(read.filter { $0.kind == .span }.compactMap(\.count) == [50])
+        }
     #endif
 }

@@ -60,10 +60,11 @@ extension PerfGlobalStateTests {
             let directory = try TemporaryDirectory("readme")
             defer { directory.remove() }
 
-            Perf.install(Perf.Configuration(
-                directory: directory.url,
-                app: Perf.AppInfo(name: "myservice", version: "1.4.0", build: "812"),
-                recording: .enabled))
+            Perf.install(
+                Perf.Configuration(
+                    directory: directory.url,
+                    app: Perf.AppInfo(name: "myservice", version: "1.4.0", build: "812"),
+                    recording: .enabled))
 
             func handle(url: String, items: [Int]) {
                 let span = Perf.begin("api.get", slowMs: 0)
@@ -94,8 +95,9 @@ extension PerfGlobalStateTests {
             let uploadID = 17
             let fileName = "photo.jpg"
             let byteCount = 2048
-            Perf.install(Perf.Configuration(
-                directory: directory.url, app: Perf.AppInfo(name: "myservice"), recording: .enabled))
+            Perf.install(
+                Perf.Configuration(
+                    directory: directory.url, app: Perf.AppInfo(name: "myservice"), recording: .enabled))
 
             let span = Perf.begin("api.fetch", slowMs: 0)
             span.end(detail: endpoint)
@@ -171,8 +173,10 @@ extension PerfGlobalStateTests {
             let url = directory.url.appendingPathComponent("journal")
             let header = Data("header".utf8)
             let data = Data("entry".utf8)
-            let journal = try Journal(directory: url, configuration: .init(
-                byteBudget: 8 << 20, durability: .processDeath, segmentHeader: header))
+            let journal = try Journal(
+                directory: url,
+                configuration: .init(
+                    byteBudget: 8 << 20, durability: .processDeath, segmentHeader: header))
             try journal.append(data)
             journal.close()
             let recovery = try Journal.recover(directory: url)

@@ -35,8 +35,10 @@ import Testing
         try Data(repeating: UInt8(ascii: "x"), count: 2 * limit).write(to: log)
         let (printed, status) = try ChildProcess.run(
             BuildProducts.testChild,
-            ["reliability", "writer", directory.url.appendingPathComponent("data").path, "fsize=\(limit)",
-             "lines=20", "cap=\(1 << 20)"],
+            [
+                "reliability", "writer", directory.url.appendingPathComponent("data").path, "fsize=\(limit)",
+                "lines=20", "cap=\(1 << 20)",
+            ],
             standardErrorPath: log.path)
         #expect(ChildProcess.exitedNormally(status), "\(ChildProcess.describe(status))")
         #expect(printed.suffix(2) == ["ack 19", "done"])

@@ -6,6 +6,7 @@ import Glibc
 import PerfTestSupport
 import Synchronization
 import Testing
+
 @testable import Perf
 
 // MARK: - The blocking functions (one per kind, never inlined, never tail calls)
@@ -274,9 +275,9 @@ func remoteUnwindTestUnwind(_ tid: Int32, nr: [Int64]) -> (count: Int32, frames:
 
 /// perf_remote_unwind walks stacks on x86_64 only (elsewhere it returns -3).
 #if arch(x86_64)
-let remoteUnwindTestSupported = true
+    let remoteUnwindTestSupported = true
 #else
-let remoteUnwindTestSupported = false
+    let remoteUnwindTestSupported = false
 #endif
 
 /// x86_64 system call numbers the blocking kinds end up in.

@@ -121,7 +121,7 @@ import Testing
         }
         let pointers = RemoteUnwindTestPointers(semaphore: semaphore)
         try check(
-                        // sem_timedwait tail-calls its slow path (jmp): it is not on the stack, and the slow
+            // sem_timedwait tail-calls its slow path (jmp): it is not on the stack, and the slow
             // path and the futex wait are internal functions .dynsym cannot name.
             function: "remoteUnwindTestSemWaiter", libc: [],
             nr: [RemoteUnwindTestSyscall.futex, RemoteUnwindTestSyscall.futexWaitv],
@@ -184,7 +184,8 @@ import Testing
         #expect(count >= 3, "\(frames)")
         #expect(names.contains { $0.contains("remoteUnwindTestInHandler") }, "\(frames)")
         #expect(names.contains { $0.contains("remoteUnwindTestRaiser") }, "\(frames)")
-        #expect(names.contains { $0.contains("repeatUntilStopped") || $0.contains("RemoteUnwindTestThread") }, "\(frames)")
+        #expect(
+            names.contains { $0.contains("repeatUntilStopped") || $0.contains("RemoteUnwindTestThread") }, "\(frames)")
         #expect(thread.outcomes.withLock { $0.map(\.result) } == [0])
     }
 
@@ -244,7 +245,9 @@ import Testing
         }
         // The calling thread is running (its own syscall file shows it in that read).
         var call = perf_thread_syscall()
-        #expect(frames.withUnsafeMutableBufferPointer { perf_remote_unwind(perf_gettid(), $0.baseAddress, 16, &call) } == -1)
+        #expect(
+            frames.withUnsafeMutableBufferPointer { perf_remote_unwind(perf_gettid(), $0.baseAddress, 16, &call) } == -1
+        )
         #expect(call.state == Int32(PERF_THREAD_RUNNING))
         // NULL syscall_out is allowed.
         #expect(frames.withUnsafeMutableBufferPointer { perf_remote_unwind(Int32.max, $0.baseAddress, 16, nil) } == -1)

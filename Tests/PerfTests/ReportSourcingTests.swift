@@ -226,7 +226,9 @@ enum SourcingFixture {
         older.spanSites = ["feed.load": ["App/Feed.swift:12"]]
         var newer = F.snapshot(
             session: F.survivor, takenAtMs: F.t0 + 60_000, spans: ["feed.load": [4], "api.get": [1]])
-        newer.spanSites = ["feed.load": ["App/Feed.swift:12", "App/Prefetch.swift:40"], "api.get": ["App/API.swift:7"]]
+        newer.spanSites = [
+            "feed.load": ["App/Feed.swift:12", "App/Prefetch.swift:40"], "api.get": ["App/API.swift:7"],
+        ]
         var line = F.span("api.get", session: F.survivor, atMs: F.t0 + 61_000, durationMs: 300, budgetMs: 200)
         line.site = "App/API.swift:9"
         let report = try F.report(lines: [line], snapshots: [older, newer])

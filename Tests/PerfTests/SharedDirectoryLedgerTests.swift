@@ -24,7 +24,9 @@ import Testing
             let printed = child.readLines(until: { $0 == "done" }, timeoutSeconds: 120) ?? []
             let status = child.wait()
             #expect(ChildProcess.exitedNormally(status) && ChildProcess.exitCode(status) == 0)
-            if let line = printed.first(where: { $0.hasPrefix("session ") }) { sessions.append(String(line.dropFirst(8))) }
+            if let line = printed.first(where: { $0.hasPrefix("session ") }) {
+                sessions.append(String(line.dropFirst(8)))
+            }
         }
         #expect(sessions.count == writers)
         return (SharedLedgerCheck(directory: directory.url, cap: cap, sessions: sessions, lines: lines), directory)

@@ -24,7 +24,8 @@ extension PerfGlobalStateTests {
             #expect(Perf.install(configuration, environment: [:], clock: clock, report: { _ in }))
             try await body(clock)
             Perf.shutdown()
-            let text = try String(contentsOf: directory.url.appendingPathComponent(LedgerWriter.fileName), encoding: .utf8)
+            let text = try String(
+                contentsOf: directory.url.appendingPathComponent(LedgerWriter.fileName), encoding: .utf8)
             var lines: [String: [[String: Any]]] = [:]
             for line in text.split(separator: "\n") {
                 guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
@@ -94,7 +95,9 @@ extension PerfGlobalStateTests {
                     clock.advance(byMilliseconds: 2)
                     await Task.yield()
                     first.end()
-                    async let side: Void = Perf.measure("async.let", slowMs: 60_000) { clock.advance(byMilliseconds: 1) }
+                    async let side: Void = Perf.measure("async.let", slowMs: 60_000) {
+                        clock.advance(byMilliseconds: 1)
+                    }
                     await side
                     await withTaskGroup(of: Void.self) { group in
                         for _ in 0..<3 {

@@ -82,7 +82,8 @@ import Testing
         #expect(truncated["intervalsOmitted"] as? Int == 4096 - kept.count)
         // The newest spans stay: the last one kept is the last one recorded.
         #expect(kept.last?["startNs"] as? Int == intervals.spans.last.map { Int($0.startNanos) })
-        let read = try #require(try PerformanceReport(bytes: capped, path: "capped.json").intervals.first?.flightRecorder)
+        let read = try #require(
+            try PerformanceReport(bytes: capped, path: "capped.json").intervals.first?.flightRecorder)
         #expect(read.spans.count == kept.count)
         #expect(read.epochUnixMs == intervals.epochUnixMs && read.spans.last == intervals.spans[4095])
     }

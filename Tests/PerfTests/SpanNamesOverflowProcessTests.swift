@@ -15,7 +15,9 @@ import Testing
         let (lines, status) = try ChildProcess.run(
             BuildProducts.testChild, ["span-names", directory.url.appendingPathComponent("data").path],
             timeoutSeconds: 60, standardErrorPath: stderrPath)
-        #expect(ChildProcess.exitedNormally(status) && ChildProcess.exitCode(status) == 0, "\(ChildProcess.describe(status))")
+        #expect(
+            ChildProcess.exitedNormally(status) && ChildProcess.exitCode(status) == 0,
+            "\(ChildProcess.describe(status))")
         #expect(lines == ["done"])
         let stderr = try String(contentsOfFile: stderrPath, encoding: .utf8).split(separator: "\n")
         let full = stderr.filter { $0.hasPrefix("perf: span memory is full") }

@@ -60,10 +60,12 @@ extension PerfGlobalStateTests {
             #expect(report.ledger.events.filter { $0.name == "tally.fails" }.isEmpty, "under budget: no line")
             let samples = PrometheusGrammar.samples(Array(scrape.utf8))
             #expect(
-                PrometheusGrammar.value(in: samples, "perf_span_exits_total", ["span": "tally.fails", "exit": "failure"])
+                PrometheusGrammar.value(
+                    in: samples, "perf_span_exits_total", ["span": "tally.fails", "exit": "failure"])
                     == "450")
             #expect(
-                PrometheusGrammar.value(in: samples, "perf_span_exits_total", ["span": "tally.fails", "exit": "cancelled"])
+                PrometheusGrammar.value(
+                    in: samples, "perf_span_exits_total", ["span": "tally.fails", "exit": "cancelled"])
                     == "0")
         }
     }

@@ -12,9 +12,9 @@ import Testing
 /// Whether these tests, and the child built with them, were compiled with optimisation.
 private let optimisedBuild: Bool = {
     #if DEBUG
-    false
+        false
     #else
-    true
+        true
     #endif
 }()
 

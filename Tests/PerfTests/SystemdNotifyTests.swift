@@ -57,9 +57,10 @@ import Testing
             SystemdWatchdogEnvironment(
                 environment: socket.merging(["WATCHDOG_USEC": "400000", "WATCHDOG_PID": "4243"]) { $1 }, pid: pid)
                 == .off)
-        for bad in [["WATCHDOG_USEC": "0"], ["WATCHDOG_USEC": "-5"], ["WATCHDOG_USEC": "2s"],
-            ["WATCHDOG_USEC": "1000", "WATCHDOG_PID": "me"], ["WATCHDOG_USEC": "1000", "NOTIFY_SOCKET": "notify"]]
-        {
+        for bad in [
+            ["WATCHDOG_USEC": "0"], ["WATCHDOG_USEC": "-5"], ["WATCHDOG_USEC": "2s"],
+            ["WATCHDOG_USEC": "1000", "WATCHDOG_PID": "me"], ["WATCHDOG_USEC": "1000", "NOTIFY_SOCKET": "notify"],
+        ] {
             let state = SystemdWatchdogEnvironment(environment: socket.merging(bad) { $1 }, pid: pid)
             guard case .invalid = state else {
                 Issue.record("\(bad) gave \(state)")

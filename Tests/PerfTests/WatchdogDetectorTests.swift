@@ -237,7 +237,10 @@ import Testing
         #expect(StackAnalysis.stuckFrames([first, cut]).culprit?.symbol == "load")
         // ... nor the stuck frames: they come from the samples that hold the program's code.
         #expect(StackAnalysis.stuckFrames([first, cut]).stuck.map(\.symbol) == ["nanosleep", "load", "main"])
-        #expect(StackAnalysis.stuckFrames([second, cut, second]).stuck.map(\.symbol) == ["nanosleep", "parse", "load", "main"])
+        #expect(
+            StackAnalysis.stuckFrames([second, cut, second]).stuck.map(\.symbol) == [
+                "nanosleep", "parse", "load", "main",
+            ])
         #expect(StackAnalysis.stuckFrames([cut, cut]).stuck.map(\.symbol) == ["nanosleep", "__libc_start_main"])
         #expect(StackAnalysis.stuckFrames([second, second, cut]).culprit?.symbol == "parse")
         #expect(StackAnalysis.stuckFrames([cut, cut]).culprit == nil)

@@ -59,7 +59,8 @@ extension PerfGlobalStateTests {
             #expect(episode?.inProgress == true)
             #expect(episode?.kind == .hang)
             #expect((episode?.lowerMs ?? 0) >= 400)
-            #expect(episode?.culprit?.symbol?.contains("watchdogTestWaitOnPipe") == true, "\(String(describing: episode))")
+            #expect(
+                episode?.culprit?.symbol?.contains("watchdogTestWaitOnPipe") == true, "\(String(describing: episode))")
             #expect(episode?.wait?.call == "read", "\(String(describing: episode?.wait))")
         }
 
@@ -96,7 +97,9 @@ extension PerfGlobalStateTests {
         @Test func shutdownDuringAHangWritesTheLedgerLineAndStopsTheWatchdog() async throws {
             let directory = try TemporaryDirectory("watchdog-shutdown-in-hang")
             defer { directory.remove() }
-            Perf.install(Perf.Configuration(directory: directory.url, app: Perf.AppInfo(name: "in-progress"), recording: .enabled))
+            Perf.install(
+                Perf.Configuration(
+                    directory: directory.url, app: Perf.AppInfo(name: "in-progress"), recording: .enabled))
             let queue = DispatchQueue(label: "watchdog-test-shutdown-in-hang")
             let collector = EpisodeCollector()
             let watchdog = makeWatchdog(queue, collector)

@@ -16,7 +16,8 @@ extension PerfGlobalStateTests {
         private static let expectedWait: [String: [String]] = [
             "cpu": [], "usleep": ["nanosleep"], "nanosleep": ["nanosleep"], "poll": ["poll"], "select": ["select"],
             "epoll": ["epoll"], "pipe-read": ["read(fd", "pipe "], "socket-read": ["read(fd", "socket "],
-            "semaphore": ["futex"], "condition": ["futex"], "mutex": ["futex", "pthread mutex held by", "matrixMutexHolder"],
+            "semaphore": ["futex"], "condition": ["futex"],
+            "mutex": ["futex", "pthread mutex held by", "matrixMutexHolder"],
             "dispatch-semaphore": ["futex"], "thread-sleep": ["nanosleep"], "queue-sync": ["nanosleep"],
         ]
 
@@ -46,7 +47,8 @@ extension PerfGlobalStateTests {
                     let kind = object["kind"] as? String
                 else { return nil }
                 return Case(
-                    kind: kind, function: object["function"] as? String ?? "?", startedMs: (object["startedMs"] as? NSNumber)?.int64Value ?? 0,
+                    kind: kind, function: object["function"] as? String ?? "?",
+                    startedMs: (object["startedMs"] as? NSNumber)?.int64Value ?? 0,
                     endedMs: (object["endedMs"] as? NSNumber)?.int64Value ?? 0,
                     calls: object["calls"] as? [[String: Any]] ?? [], signals: (object["signals"] as? Int) ?? 0,
                     withWatchdog: watchdog)
@@ -71,7 +73,9 @@ extension PerfGlobalStateTests {
 
         private func outcomes(_ calls: [[String: Any]]) -> [Outcome] {
             calls.map {
-                Outcome(role: $0["role"] as? String ?? "", result: $0["result"] as? Int ?? -100, error: $0["errno"] as? Int ?? -100)
+                Outcome(
+                    role: $0["role"] as? String ?? "", result: $0["result"] as? Int ?? -100,
+                    error: $0["errno"] as? Int ?? -100)
             }.sorted { $0.role < $1.role }
         }
 
@@ -111,7 +115,8 @@ extension PerfGlobalStateTests {
                     let elapsed = Self.elapsedMs(call)
                     let requested = Double(call["requestedMs"] as? Int ?? 0)
                     #expect(
-                        elapsed >= requested - Self.earlyToleranceMs(kind), "\(target) \(kind): a call returned early: \(call)")
+                        elapsed >= requested - Self.earlyToleranceMs(kind),
+                        "\(target) \(kind): a call returned early: \(call)")
                     if kind == "socket-read" {
                         #expect(call["errno"] as? Int == Int(EAGAIN), "\(target) \(kind): not its own timeout: \(call)")
                     }
@@ -144,7 +149,9 @@ extension PerfGlobalStateTests {
                 // Serving the ping after the block takes well under 1 ms, except when the CPU kind's
                 // three spinners share two cores: then the serving thread can wait a scheduler slice.
                 let serve = kind == "cpu" ? 15.0 : 1.0
-                #expect(abs(midpoint - blockMs) <= halfWindow + serve, "\(target) \(kind): \(midpoint) ms for \(blockMs) ms")
+                #expect(
+                    abs(midpoint - blockMs) <= halfWindow + serve, "\(target) \(kind): \(midpoint) ms for \(blockMs) ms"
+                )
                 // The estimate is that midpoint less the watchdog's own stall (time it could not
                 // run, which is not blamed on the target): with the CPU kind's three spinners on two
                 // cores the watchdog thread waits for the CPU, and CI once saw 519 ms for a 600 ms
@@ -166,7 +173,8 @@ extension PerfGlobalStateTests {
                     #expect(wait == nil, "\(target) \(kind): \(wait ?? "")")
                 } else {
                     for needle in expected {
-                        #expect(wait?.contains(needle) == true, "\(target) \(kind): wait \(wait ?? "none") lacks \(needle)")
+                        #expect(
+                            wait?.contains(needle) == true, "\(target) \(kind): wait \(wait ?? "none") lacks \(needle)")
                     }
                 }
             }

@@ -16,7 +16,10 @@ import Testing
         ),
         ("generic specialization <(Swift.Int) -> ()> of App.run(_: (A) -> ()) -> ()", "App.run(_: (A) -> ()) -> ()"),
         ("specialized App.load() -> Swift.Int", "App.load() -> Swift.Int"),
-        ("App.Parser.parse(Foundation.Data) throws -> App.Feed", "App.Parser.parse(Foundation.Data) throws -> App.Feed"),
+        (
+            "App.Parser.parse(Foundation.Data) throws -> App.Feed",
+            "App.Parser.parse(Foundation.Data) throws -> App.Feed"
+        ),
         ("generic specialization <unbalanced of App.f()", "generic specialization <unbalanced of App.f()"),
     ])
     func specializationPrefixesArePeeled(raw: String, readable: String) {
@@ -33,7 +36,8 @@ import Testing
             "function signature specialization <Arg[0] = Dead> of reabstraction thunk helper from () -> () to () -> ()",
         ]
         for symbol in glue { #expect(SymbolNames.isGlue(symbol), "\(symbol)") }
-        #expect(!SymbolNames.isGlue("closure #1 () -> () in App.Service.handle() -> ()"), "a closure is the program's code")
+        #expect(
+            !SymbolNames.isGlue("closure #1 () -> () in App.Service.handle() -> ()"), "a closure is the program's code")
         #expect(!SymbolNames.isGlue("App.Service.handle() -> ()"))
         #expect(!SymbolNames.isGlue("merged App.a() -> ()"), "a merged function is the program's code")
         #expect(!SymbolNames.isGlue("merged function signature specialization <Arg[0] = Dead> of App.a() -> ()"))
@@ -72,7 +76,9 @@ import Testing
         #expect(Symbolicator.isSystem(image: "/srv/app", mangled: "$s4Perf0A0O5begin_6slowMsAB4SpanVSS_SdSgtFZ"))
         #expect(Symbolicator.isSystem(image: "/srv/app", mangled: "$s8PerfCore12SpanRecorderC3endyyF"))
         #expect(Symbolicator.isSystem(image: "/srv/app", mangled: "perf_sigprof_handler"))
-        #expect(!Symbolicator.isSystem(image: "/srv/app", mangled: "$s9PerfTests4mainyyF"), "a module named Perf… is not Perf")
+        #expect(
+            !Symbolicator.isSystem(image: "/srv/app", mangled: "$s9PerfTests4mainyyF"),
+            "a module named Perf… is not Perf")
         #expect(!Symbolicator.isSystem(image: "/srv/app", mangled: "$s3App7ServiceC6handleyyF"))
     }
 
@@ -89,9 +95,12 @@ import Testing
 
     @Test func futexWaitsAreNamedByTheLibraryCallThatMadeThem() {
         func frames(_ symbols: [String?]) -> [Perf.HangWatchdog.Frame] {
-            symbols.map { Perf.HangWatchdog.Frame(address: 1, symbol: $0, offset: 0, image: "libc.so.6", isSystem: true) }
+            symbols.map {
+                Perf.HangWatchdog.Frame(address: 1, symbol: $0, offset: 0, image: "libc.so.6", isSystem: true)
+            }
         }
-        #expect(WaitDescription.futexPurpose(frames([nil, "__pthread_mutex_lock", "App.save() -> ()"])) == "pthread mutex")
+        #expect(
+            WaitDescription.futexPurpose(frames([nil, "__pthread_mutex_lock", "App.save() -> ()"])) == "pthread mutex")
         #expect(WaitDescription.futexPurpose(frames([nil, "pthread_cond_timedwait"])) == "condition variable")
         #expect(WaitDescription.futexPurpose(frames([nil, nil, "_dispatch_sema4_timedwait"])) == "DispatchSemaphore")
         #expect(WaitDescription.futexPurpose(frames([nil, "sem_timedwait"])) == "POSIX semaphore")
@@ -100,9 +109,9 @@ import Testing
 
     @Test func syscallNamesCoverTheBlockingCalls() {
         #if arch(x86_64)
-        #expect(SyscallNames.name(230) == "clock_nanosleep")
-        #expect(SyscallNames.name(202) == "futex")
-        #expect(SyscallNames.name(7) == "poll")
+            #expect(SyscallNames.name(230) == "clock_nanosleep")
+            #expect(SyscallNames.name(202) == "futex")
+            #expect(SyscallNames.name(7) == "poll")
         #endif
         #expect(SyscallNames.name(99_999) == "syscall 99999")
     }
@@ -115,7 +124,9 @@ import Testing
             id: 1, targetName: "db", kind: .hang, lowerMs: 300, upperMs: 350, durationMs: 325, stallMs: 0,
             suppressed: nil, fatal: false, inProgress: false, thread: nil, wait: wait, stack: [], stuckFrames: [],
             culprit: nil, stackQuality: .full, samplesTaken: 1, isFullRecord: true, startedWallNanos: 0)
-        let written = [HangRecording.record(for: episode).wait, HangRecording.marker(for: episode, id: 1).payload["wait"]]
+        let written = [
+            HangRecording.record(for: episode).wait, HangRecording.marker(for: episode, id: 1).payload["wait"],
+        ]
         for text in written {
             #expect(text?.hasPrefix("read(fd 7") == true, "\(text ?? "nil")")
             #expect(text?.contains("s3cr3t") == false, "\(text ?? "nil")")

@@ -116,7 +116,8 @@ public struct DiagnosticSnapshot: Sendable, Equatable {
     static func json(_ tally: SpanTally) -> ReportJSON {
         .object([
             "overBudget": .int(Int64(clamping: tally.overBudget)),
-            "overBudgetNs": .int(Int64(clamping: tally.overBudgetNanos)), "failure": .int(Int64(clamping: tally.failure)),
+            "overBudgetNs": .int(Int64(clamping: tally.overBudgetNanos)),
+            "failure": .int(Int64(clamping: tally.failure)),
             "cancelled": .int(Int64(clamping: tally.cancelled)), "superseded": .int(Int64(clamping: tally.superseded)),
             "expired": .int(Int64(clamping: tally.expired)),
         ])
@@ -205,9 +206,12 @@ extension DiagnosticSnapshot: Decodable {
         enum CodingKeys: String, CodingKey { case overBudget, overBudgetNs, failure, cancelled, superseded, expired }
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
-            func count(_ key: CodingKeys) throws -> UInt64 { try container.decodeIfPresent(UInt64.self, forKey: key) ?? 0 }
+            func count(_ key: CodingKeys) throws -> UInt64 {
+                try container.decodeIfPresent(UInt64.self, forKey: key) ?? 0
+            }
             tally = SpanTally(
-                overBudget: try count(.overBudget), overBudgetNanos: try count(.overBudgetNs), failure: try count(.failure),
+                overBudget: try count(.overBudget), overBudgetNanos: try count(.overBudgetNs),
+                failure: try count(.failure),
                 cancelled: try count(.cancelled), superseded: try count(.superseded), expired: try count(.expired))
         }
     }

@@ -25,7 +25,8 @@ final class HangRecording: HangEventHandler {
             upperMs: rounded(episode.upperMs), stallMs: rounded(episode.stallMs), fatal: episode.fatal,
             suppressed: episode.suppressed?.rawValue, thread: episode.thread.map(describe) ?? "unknown",
             stack: episode.isFullRecord ? episode.stack.map(\.description) : [],
-            stuckFrames: episode.stuckFrames.map(\.description), culprit: episode.culprit?.symbol.map(SymbolNames.readable),
+            stuckFrames: episode.stuckFrames.map(\.description),
+            culprit: episode.culprit?.symbol.map(SymbolNames.readable),
             targetName: episode.targetName, wallNanos: SystemClock().wallNanos(),
             durationMs: rounded(episode.durationMs), stackQuality: describe(episode.stackQuality),
             wait: waitText(episode), inProgress: episode.inProgress)

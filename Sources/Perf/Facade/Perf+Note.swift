@@ -19,10 +19,13 @@ extension Perf {
         guard let runtime = PerfState.runtime() else { return }
         Probes.note(name)
         let text = name.description
-        guard case .write(let suppressed) = runtime.noteFloor.decide(name: text, nowNanos: runtime.clock.monotonicNanos())
+        guard
+            case .write(let suppressed) = runtime.noteFloor.decide(name: text, nowNanos: runtime.clock.monotonicNanos())
         else { return }
         runtime.recorder.pipeline.emit(
-            .note(NoteRecord(name: text, detail: detail, suppressedCount: suppressed, wallNanos: runtime.clock.wallNanos())))
+            .note(
+                NoteRecord(
+                    name: text, detail: detail, suppressedCount: suppressed, wallNanos: runtime.clock.wallNanos())))
     }
 
     /// Records the time from process start (the kernel's start time in `/proc/self/stat`) to
@@ -50,7 +53,8 @@ extension Perf {
         runtime.recorder.pipeline.emit(
             .spanEnded(
                 SpanEndRecord(
-                    id: 0, name: "boot", site: CallSite(fileID: fileID, line: UInt32(truncatingIfNeeded: line)).description,
+                    id: 0, name: "boot",
+                    site: CallSite(fileID: fileID, line: UInt32(truncatingIfNeeded: line)).description,
                     startWallNanos: wall >= elapsed ? wall - elapsed : 0, durationNanos: elapsed, budgetNanos: nil,
                     exit: .success)))
     }

@@ -74,7 +74,9 @@ package enum LivePrometheus {
             var figures = PrometheusMetrics.Span(
                 name: name, histogram: histograms[name], overBudget: tally.overBudget,
                 budgetSeconds: (span.budgetNanos ?? nil).map { Double($0) / 1_000_000 / 1_000 })
-            for exit in SpanTally.tallied where tally.count(of: exit) > 0 { figures.exits[exit.rawValue] = tally.count(of: exit) }
+            for exit in SpanTally.tallied where tally.count(of: exit) > 0 {
+                figures.exits[exit.rawValue] = tally.count(of: exit)
+            }
             return figures
         }
         metrics.sessions = counts.recoveredSessions.merging(["active": 1], uniquingKeysWith: +)

@@ -81,7 +81,9 @@ extension Perf {
             let parent = scope
             let site = CallSite(fileID: fileID, line: UInt32(truncatingIfNeeded: line))
             return Span(
-                token: PerfState.withRecorder { $0.begin(name, budgetNanos: Perf.budgetNanos(slowMs), site: site, parent: parent) })
+                token: PerfState.withRecorder {
+                    $0.begin(name, budgetNanos: Perf.budgetNanos(slowMs), site: site, parent: parent)
+                })
         }
 
         /// `end()` with the `span_end` USDT probe compiled out: perf-bench's baseline for what the
@@ -107,9 +109,13 @@ extension Perf {
         ///     other string is cut to 128 bytes). Kept only when the span is recorded.
         ///   - count: How many items the span handled.
         ///   - reason: A short, content-free reason for a non-success exit (an error type name).
-        public consuming func end(exit: Exit = .success, detail: String? = nil, count: Int? = nil, reason: String? = nil) {
+        public consuming func end(
+            exit: Exit = .success, detail: String? = nil, count: Int? = nil, reason: String? = nil
+        ) {
             let scope = scope
-            guard let token, PerfState.recorderSlot.load(ordering: .relaxed) != nil else { return Span.endScopeOnly(scope) }
+            guard let token, PerfState.recorderSlot.load(ordering: .relaxed) != nil else {
+                return Span.endScopeOnly(scope)
+            }
             let ended: Bool? = PerfState.withRecorder {
                 $0.end(token, exit: exit, reason: reason, detail: detail, count: count, scope: scope)
                 return true
@@ -148,7 +154,8 @@ extension Perf {
         let section = perf_reader_enter()
         defer { perf_reader_exit(section) }
         guard let recorder = PerfState.recorderSlot.load(ordering: .acquiring) else { return Span(token: nil) }
-        return Span(token: recorder._withUnsafeGuaranteedRef { $0.begin(name, budgetNanos: budgetNanos(slowMs), site: site) })
+        return Span(
+            token: recorder._withUnsafeGuaranteedRef { $0.begin(name, budgetNanos: budgetNanos(slowMs), site: site) })
     }
 
     /// Begins a span that another place ends by key; a second begin under an open key supersedes

@@ -100,9 +100,12 @@ final class PerfRuntime: Sendable {
             app: SessionInfo.App(
                 name: configuration.app.name, version: configuration.app.version, build: configuration.app.build))
         func runtime(
-            memory: SpanMemory?, directory: URL?, ledger: LedgerWriter?, queue: LedgerQueue? = nil, session: LiveSession?
+            memory: SpanMemory?, directory: URL?, ledger: LedgerWriter?, queue: LedgerQueue? = nil,
+            session: LiveSession?
         ) -> PerfRuntime? {
-            guard let memory = memory ?? anonymousMemory(configuration, clock: clock, report: report) else { return nil }
+            guard let memory = memory ?? anonymousMemory(configuration, clock: clock, report: report) else {
+                return nil
+            }
             let histograms = HistogramRegistry(memory: memory)
             let sizes = memory.configuration
             memory.whenFirstRecordIsDropped {
@@ -115,7 +118,8 @@ final class PerfRuntime: Sendable {
             if flight == nil, memory.configuration.ringCapacity > 0 {
                 report("perf: cannot allocate the flight recorder; running without it (Perf.recentSpans() is nil)")
             }
-            let recorder = SpanRecorder(histograms: histograms, pipeline: pipeline, clock: clock, flightRecorder: flight)
+            let recorder = SpanRecorder(
+                histograms: histograms, pipeline: pipeline, clock: clock, flightRecorder: flight)
             return PerfRuntime(
                 configuration: configuration, recorder: recorder, histograms: histograms, clock: clock,
                 sessionID: info.id, directory: directory, ledger: ledger, ledgerQueue: queue, session: session,
@@ -187,7 +191,8 @@ final class PerfRuntime: Sendable {
     static func makeLedger(directory: URL, capBytes: Int) throws(LedgerError) -> LedgerWriter {
         #if DEBUG
             if let faults = PerfState.ledgerFaults.withLock({ $0 }) {
-                return try LedgerWriter(directory: directory, capBytes: capBytes, syscalls: FileSyscalls(faults: faults))
+                return try LedgerWriter(
+                    directory: directory, capBytes: capBytes, syscalls: FileSyscalls(faults: faults))
             }
         #endif
         return try LedgerWriter(directory: directory, capBytes: capBytes)
@@ -250,7 +255,8 @@ final class PerfRuntime: Sendable {
     func shutdown() {
         recorder.closeAll(exit: .cancelled)
         writeHeldBackNotes(noteFloor.takeAll())
-        recorder.pipeline.emit(.session(SessionEventRecord(sessionID: sessionID, event: .end, wallNanos: clock.wallNanos())))
+        recorder.pipeline.emit(
+            .session(SessionEventRecord(sessionID: sessionID, event: .end, wallNanos: clock.wallNanos())))
         Probes.session(start: false, pid: getpid())  // USDT perf:session_end
         recorder.pipeline.flush()
         ledgerQueue?.close(deadline: Date(timeIntervalSinceNow: 10))

@@ -23,9 +23,13 @@ enum RecoveryLines {
                 line.extra["tornRecords"] = .int(Int64(memory.tornRecords))
                 line.extra["tornSlots"] = .int(Int64(memory.tornSlots))
                 if memory.damaged > 0 { line.extra["damagedEntries"] = .int(Int64(memory.damaged)) }
-                if memory.droppedRecords > 0 { line.extra["droppedRecords"] = .int(Int64(clamping: memory.droppedRecords)) }
+                if memory.droppedRecords > 0 {
+                    line.extra["droppedRecords"] = .int(Int64(clamping: memory.droppedRecords))
+                }
             }
-            if let problem = recovered.spanMemoryProblem { line.extra["spanMemory"] = .string(String(problem.prefix(200))) }
+            if let problem = recovered.spanMemoryProblem {
+                line.extra["spanMemory"] = .string(String(problem.prefix(200)))
+            }
             lines.append(line)
         case .unreadable(let reason):
             var line = LedgerEvent(kind: .session, name: "unreadable", session: recovered.id, timestampMs: startMs)

@@ -131,8 +131,7 @@ package enum LedgerEncoder {
         }
     }
 
-    private static func writeExtra(_ key: String, _ value: LedgerValue, into out: inout [UInt8], first: inout Bool)
-    {
+    private static func writeExtra(_ key: String, _ value: LedgerValue, into out: inout [UInt8], first: inout Bool) {
         if case .double(let number) = value, !number.isFinite { return }
         writeKey(key, into: &out, first: &first)
         switch value {
@@ -166,7 +165,8 @@ package enum LedgerEncoder {
         let bytes = key.json
         let skip = first ? 1 : 0
         first = false
-        out.append(contentsOf: UnsafeBufferPointer(start: bytes.utf8Start + skip, count: bytes.utf8CodeUnitCount - skip))
+        out.append(
+            contentsOf: UnsafeBufferPointer(start: bytes.utf8Start + skip, count: bytes.utf8CodeUnitCount - skip))
     }
 
     private static func writeKey(_ key: String, into out: inout [UInt8], first: inout Bool) {
@@ -247,7 +247,9 @@ package enum LedgerEncoder {
             let point = text[start..<e].firstIndex(of: UInt8(ascii: ".")) ?? e
             let integral = point - start
             // The mantissa's digits without its point: `integral` before it, the rest after.
-            func digit(_ index: Int) -> UInt8 { index < integral ? text[start + index] : text[point + 1 + index - integral] }
+            func digit(_ index: Int) -> UInt8 {
+                index < integral ? text[start + index] : text[point + 1 + index - integral]
+            }
             var count = integral + (point < e ? e - point - 1 : 0)
             // Where the decimal point falls among the digits once the exponent is applied.
             let position = integral + exponent

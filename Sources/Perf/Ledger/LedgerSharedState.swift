@@ -132,7 +132,9 @@ final class LedgerSharedState: @unchecked Sendable {
 
     /// The current file's identity as last recorded (under the lock).
     var identity: Identity {
-        Identity(device: perf_atomic_load_u64(pointer(Self.deviceOffset)), inode: perf_atomic_load_u64(pointer(Self.inodeOffset)))
+        Identity(
+            device: perf_atomic_load_u64(pointer(Self.deviceOffset)),
+            inode: perf_atomic_load_u64(pointer(Self.inodeOffset)))
     }
 
     /// Records a new current file (under the lock): its identity, its size, the next generation.

@@ -33,8 +33,7 @@ extension LedgerWriter {
             let descriptor = LedgerDescriptor(fd: Int32(fd), syscalls: syscalls)
             var size = syscalls.fstat(descriptor.fd)?.size ?? 0
             var added = false
-            if size > 0, let last = lastByte(path: path, size: size, syscalls: syscalls), last != UInt8(ascii: "\n")
-            {
+            if size > 0, let last = lastByte(path: path, size: size, syscalls: syscalls), last != UInt8(ascii: "\n") {
                 let newline: [UInt8] = [UInt8(ascii: "\n")]
                 if case .success(1) = newline.withUnsafeBytes({ syscalls.write(descriptor.fd, $0) }) {
                     size += 1

@@ -93,4 +93,3 @@ final class LiveMetrics: RecordSink, Sendable {
     /// A copy of the counters.
     var snapshot: Counts { counts.withLock { $0 } }
 }
-

@@ -97,7 +97,8 @@ package struct PrometheusMetrics {
         hangFamilies(app: app, into: &text)
         text.family(
             "perf_ledger_dropped_lines_total", type: "counter",
-            help: "Ledger lines lost before they were written, by cause: backlog (full while another thread wrote), write (the write failed)."
+            help:
+                "Ledger lines lost before they were written, by cause: backlog (full while another thread wrote), write (the write failed)."
         ) { family in
             let causes = droppedLines.merging(Self.lossCauses.map { ($0, 0) }, uniquingKeysWith: +)
             for (cause, count) in causes.sorted(by: { $0.key < $1.key }) {
@@ -138,7 +139,8 @@ package struct PrometheusMetrics {
         }
         text.family(
             "perf_span_exits_total", type: "counter",
-            help: "Span ends by exit other than success, whatever their duration: failure, cancelled, superseded, expired."
+            help:
+                "Span ends by exit other than success, whatever their duration: failure, cancelled, superseded, expired."
         ) { family in
             for span in spans where !span.exits.isEmpty {
                 for exit in SpanTally.tallied.map(\.rawValue) {

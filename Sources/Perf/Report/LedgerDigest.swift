@@ -122,7 +122,11 @@ struct LedgerDigest {
         case .dropped:
             // Lines of writers that predate causes were all lost by the writer itself.
             let cause: String
-            if case .string(let named)? = event.extra["cause"] { cause = named } else { cause = LedgerWriter.writeCause }
+            if case .string(let named)? = event.extra["cause"] {
+                cause = named
+            } else {
+                cause = LedgerWriter.writeCause
+            }
             // Causes are a short fixed list; a ledger naming more (damaged, hostile) folds them into `other`.
             let named = String(cause.prefix(64))
             let key = droppedLines[named] != nil || droppedLines.count < 8 ? named : "other"

@@ -189,7 +189,8 @@ struct ReportAssembly {
             guard let intervals = snapshot.intervals, !intervals.spans.isEmpty else { continue }
             // Serialised once: the bytes both size the cap and go into the report.
             let spans = intervals.spans.map { ReportJSON.raw(SpanIntervals.json($0).bytes) }
-            let header = intervals.json(session: snapshot.session, takenAtMs: snapshot.takenAtMs, spans: [])
+            let header =
+                intervals.json(session: snapshot.session, takenAtMs: snapshot.takenAtMs, spans: [])
                 .bytes.count + 1
             guard header < budget else {
                 omitted.intervals += spans.count

@@ -184,7 +184,8 @@ struct EpisodeRecorder {
             suppressed: detection.suppressed, fatal: detection.fatal, inProgress: detection.inProgress,
             thread: thread, wait: tid.flatMap { waits[$0] }, stack: frames.last ?? [], stuckFrames: stuck,
             culprit: culprit,
-            stackQuality: quality(tid: tid, detection: detection, culprit: culprit), samplesTaken: detection.samplesTaken,
+            stackQuality: quality(tid: tid, detection: detection, culprit: culprit),
+            samplesTaken: detection.samplesTaken,
             isFullRecord: isFullRecord, startedWallNanos: detection.startedWallNanos)
     }
 

@@ -289,7 +289,8 @@ struct HangDetector {
                 upperNanos: now - upperStart, durationNanos: elapsed,
                 stallNanos: stalls.overlap(from: upperStart, to: now), suppressed: nil,
                 fatal: episode?.fatalReported ?? false, inProgress: true, servingTid: nil,
-                samplesTaken: (episode?.samplesTaken ?? 0) + 1, startedWallNanos: episode?.startedWallNanos ?? ping.wallAtSend)
+                samplesTaken: (episode?.samplesTaken ?? 0) + 1,
+                startedWallNanos: episode?.startedWallNanos ?? ping.wallAtSend)
         ]
         return output
     }

@@ -28,9 +28,11 @@ enum WaitDescription {
         case "futex":
             describeFutex(args, frames: frames, holder: holder, into: &wait)
         case "poll":
-            wait.on = pollText(fds: args[0], count: args[1], timeout: timeoutText(milliseconds: Int32(truncatingIfNeeded: args[2])))
+            wait.on = pollText(
+                fds: args[0], count: args[1], timeout: timeoutText(milliseconds: Int32(truncatingIfNeeded: args[2])))
         case "ppoll":
-            wait.on = pollText(fds: args[0], count: args[1], timeout: args[2] == 0 ? "no timeout" : timespecText(at: args[2]))
+            wait.on = pollText(
+                fds: args[0], count: args[1], timeout: args[2] == 0 ? "no timeout" : timespecText(at: args[2]))
         case "select":
             wait.on = "\(args[0]) fds; " + (args[4] == 0 ? "no timeout" : timevalText(at: args[4]) ?? "timeout")
         case "pselect6":
@@ -51,7 +53,8 @@ enum WaitDescription {
     // MARK: - futex
 
     private static func describeFutex(
-        _ args: [UInt64], frames: [Perf.HangWatchdog.Frame], holder: HolderProbe, into wait: inout Perf.HangWatchdog.Wait
+        _ args: [UInt64], frames: [Perf.HangWatchdog.Frame], holder: HolderProbe,
+        into wait: inout Perf.HangWatchdog.Wait
     ) {
         let operation = args[1] & 0x7f  // FUTEX_CMD_MASK: without PRIVATE and CLOCK_REALTIME
         let address = UInt(args[0])
@@ -82,7 +85,8 @@ enum WaitDescription {
     static func futexPurpose(_ frames: [Perf.HangWatchdog.Frame]) -> String {
         let purposes: [(needle: String, purpose: String)] = [
             ("pthread_mutex", "pthread mutex"), ("lll_lock", "pthread mutex"), ("pthread_cond", "condition variable"),
-            ("pthread_rwlock", "read-write lock"), ("sem_wait", "POSIX semaphore"), ("sem_timedwait", "POSIX semaphore"),
+            ("pthread_rwlock", "read-write lock"), ("sem_wait", "POSIX semaphore"),
+            ("sem_timedwait", "POSIX semaphore"),
             ("sem_clockwait", "POSIX semaphore"), ("_dispatch_sema4", "DispatchSemaphore"),
             ("dispatch_semaphore", "DispatchSemaphore"), ("DispatchSemaphore", "DispatchSemaphore"),
             ("dispatch_group", "DispatchGroup"), ("_dispatch_thread_event", "dispatch sync or event"),
@@ -166,7 +170,9 @@ enum WaitDescription {
             var events: [String] = []
             if entry.1 & Int16(POLLIN) != 0 { events.append("in") }
             if entry.1 & Int16(POLLOUT) != 0 { events.append("out") }
-            parts.append(fdText(UInt64(UInt32(bitPattern: entry.0))) + (events.isEmpty ? "" : " " + events.joined(separator: "/")))
+            parts.append(
+                fdText(UInt64(UInt32(bitPattern: entry.0)))
+                    + (events.isEmpty ? "" : " " + events.joined(separator: "/")))
         }
         if count > 8 { parts.append("… \(count) fds in all") }
         return parts.joined(separator: ", ") + "; " + (timeout ?? "timeout")
@@ -180,23 +186,24 @@ enum SyscallNames {
     }
 
     #if arch(x86_64)
-    private static let table: [Int64: String] = [
-        0: "read", 1: "write", 7: "poll", 16: "ioctl", 17: "pread64", 18: "pwrite64", 19: "readv", 20: "writev",
-        23: "select", 34: "pause", 35: "nanosleep", 42: "connect", 43: "accept", 44: "sendto", 45: "recvfrom",
-        46: "sendmsg", 47: "recvmsg", 61: "wait4", 72: "fcntl", 73: "flock", 74: "fsync", 75: "fdatasync",
-        128: "rt_sigtimedwait", 130: "rt_sigsuspend", 202: "futex", 230: "clock_nanosleep", 232: "epoll_wait",
-        247: "waitid", 257: "openat", 270: "pselect6", 271: "ppoll", 281: "epoll_pwait", 288: "accept4",
-        426: "io_uring_enter", 441: "epoll_pwait2",
-    ]
+        private static let table: [Int64: String] = [
+            0: "read", 1: "write", 7: "poll", 16: "ioctl", 17: "pread64", 18: "pwrite64", 19: "readv", 20: "writev",
+            23: "select", 34: "pause", 35: "nanosleep", 42: "connect", 43: "accept", 44: "sendto", 45: "recvfrom",
+            46: "sendmsg", 47: "recvmsg", 61: "wait4", 72: "fcntl", 73: "flock", 74: "fsync", 75: "fdatasync",
+            128: "rt_sigtimedwait", 130: "rt_sigsuspend", 202: "futex", 230: "clock_nanosleep", 232: "epoll_wait",
+            247: "waitid", 257: "openat", 270: "pselect6", 271: "ppoll", 281: "epoll_pwait", 288: "accept4",
+            426: "io_uring_enter", 441: "epoll_pwait2",
+        ]
     #elseif arch(arm64)
-    private static let table: [Int64: String] = [
-        22: "epoll_pwait", 25: "fcntl", 29: "ioctl", 32: "flock", 56: "openat", 63: "read", 64: "write", 65: "readv",
-        66: "writev", 67: "pread64", 68: "pwrite64", 72: "pselect6", 73: "ppoll", 82: "fsync", 83: "fdatasync",
-        95: "waitid", 98: "futex", 101: "nanosleep", 115: "clock_nanosleep", 133: "rt_sigsuspend",
-        137: "rt_sigtimedwait", 202: "accept", 203: "connect", 206: "sendto", 207: "recvfrom", 211: "sendmsg",
-        212: "recvmsg", 242: "accept4", 260: "wait4", 426: "io_uring_enter", 441: "epoll_pwait2",
-    ]
+        private static let table: [Int64: String] = [
+            22: "epoll_pwait", 25: "fcntl", 29: "ioctl", 32: "flock", 56: "openat", 63: "read", 64: "write",
+            65: "readv",
+            66: "writev", 67: "pread64", 68: "pwrite64", 72: "pselect6", 73: "ppoll", 82: "fsync", 83: "fdatasync",
+            95: "waitid", 98: "futex", 101: "nanosleep", 115: "clock_nanosleep", 133: "rt_sigsuspend",
+            137: "rt_sigtimedwait", 202: "accept", 203: "connect", 206: "sendto", 207: "recvfrom", 211: "sendmsg",
+            212: "recvmsg", 242: "accept4", 260: "wait4", 426: "io_uring_enter", 441: "epoll_pwait2",
+        ]
     #else
-    private static let table: [Int64: String] = [:]
+        private static let table: [Int64: String] = [:]
     #endif
 }

@@ -252,7 +252,8 @@ public final class SpanClock: @unchecked Sendable {
         calibration.nanosPerTick = ratio
         calibration.last = now
         calibration.source = .tsc
-        perf_fast_clock_publish(state, UInt64((rate * Double(UInt64(1) << Self.shift)).rounded()), Self.shift, now.tsc, base)
+        perf_fast_clock_publish(
+            state, UInt64((rate * Double(UInt64(1) << Self.shift)).rounded()), Self.shift, now.tsc, base)
     }
 
     /// Back to CLOCK_MONOTONIC, and calibrate again from this pair.

@@ -94,7 +94,9 @@ struct AtomicHistogramStripe {
         if inverted > perf_atomic_load_u64(words + L.stripeInvertedMinWord) {
             perf_atomic_store_u64(words + L.stripeInvertedMinWord, inverted)
         }
-        if nanos > perf_atomic_load_u64(words + L.stripeMaxWord) { perf_atomic_store_u64(words + L.stripeMaxWord, nanos) }
+        if nanos > perf_atomic_load_u64(words + L.stripeMaxWord) {
+            perf_atomic_store_u64(words + L.stripeMaxWord, nanos)
+        }
         let pendingWord = words + L.stripePendingOffset / 8
         let pending = perf_atomic_load_u64(pendingWord)
         if pending != 0 {

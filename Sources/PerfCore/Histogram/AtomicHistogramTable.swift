@@ -55,7 +55,9 @@ struct AtomicHistogramTable: @unchecked Sendable {
     @inline(__always)
     func home(key: UnsafeRawPointer) -> AtomicHistogramEntry? {
         let hash = UInt64(UInt(bitPattern: key)) &* 0x9E37_79B9_7F4A_7C15
-        guard let found = perf_atomic_load_ptr_acquire(slots + (Int(truncatingIfNeeded: hash &>> Self.hashShift) & (slotCount &- 1)))
+        guard
+            let found = perf_atomic_load_ptr_acquire(
+                slots + (Int(truncatingIfNeeded: hash &>> Self.hashShift) & (slotCount &- 1)))
         else { return nil }
         let entry = AtomicHistogramEntry(found)
         return entry.holds(key: key) ? entry : nil
@@ -102,7 +104,9 @@ struct AtomicHistogramTable: @unchecked Sendable {
                 let entry = AtomicHistogramEntry(winner)
                 return entry.holds(key: key) ? .entry(entry) : .taken
             }
-            guard let fresh = AtomicHistogramEntry.make(key: key, length: length, site: site, memory: memory) else { return .full }
+            guard let fresh = AtomicHistogramEntry.make(key: key, length: length, site: site, memory: memory) else {
+                return .full
+            }
             // Every writer of the slots holds the lock: the CAS cannot fail.
             _ = perf_atomic_cas_ptr(slots + slot, nil, UnsafeRawPointer(fresh.raw))
             return .entry(fresh)

@@ -60,7 +60,8 @@ public struct RecoveredSpanMemory: Sendable, Equatable {
     }
 
     public static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.histograms == rhs.histograms && lhs.tallies == rhs.tallies && lhs.sites == rhs.sites && lhs.spans == rhs.spans && lhs.ringCapacity == rhs.ringCapacity
+        lhs.histograms == rhs.histograms && lhs.tallies == rhs.tallies && lhs.sites == rhs.sites
+            && lhs.spans == rhs.spans && lhs.ringCapacity == rhs.ringCapacity
             && lhs.recorded == rhs.recorded && lhs.clockPair == rhs.clockPair
             && lhs.lastAliveWallNanos == rhs.lastAliveWallNanos && lhs.tornRecords == rhs.tornRecords
             && lhs.tornSlots == rhs.tornSlots && lhs.damaged == rhs.damaged
@@ -127,7 +128,8 @@ public struct RecoveredSpanMemory: Sendable, Equatable {
         let pair = image.heartbeat ?? image.anchor
         let newestEnd = flight.entries.map { $0.startMonotonicNanos &+ $0.durationNanos }.max() ?? 0
         let aliveMonotonic = max(pair.monotonicNanos, newestEnd)
-        let aliveWall = aliveMonotonic >= pair.monotonicNanos
+        let aliveWall =
+            aliveMonotonic >= pair.monotonicNanos
             ? pair.wallNanos &+ (aliveMonotonic - pair.monotonicNanos) : pair.wallNanos
         return RecoveredSpanMemory(
             histograms: histograms.byName, spans: flight.entries, ringCapacity: image.ringCapacity,

@@ -125,7 +125,8 @@ public final class SpanMemory: @unchecked Sendable {
         // the host before failing with EFBIG: do not provoke it, say so.
         if let limit = CoreSyscalls.fileSizeLimit(), limit < rlim_t(sizes.bytes) {
             throw SpanMemoryError(
-                path: path, operation: "the file size limit (ulimit -f, \(limit) bytes) is below its "
+                path: path,
+                operation: "the file size limit (ulimit -f, \(limit) bytes) is below its "
                     + "\(sizes.bytes) bytes", errno: 0)
         }
         let fd: Int32
@@ -154,7 +155,9 @@ public final class SpanMemory: @unchecked Sendable {
     private func writeHeader(anchorMonotonicNanos: UInt64, anchorWallNanos: UInt64) {
         typealias L = SpanMemoryLayout
         func put(_ offset: Int, _ value: UInt64) { base.storeBytes(of: value, toByteOffset: offset, as: UInt64.self) }
-        func pair(_ low: Int, _ high: Int) -> UInt64 { UInt64(UInt32(low)) | UInt64(UInt32(bitPattern: Int32(high))) << 32 }
+        func pair(_ low: Int, _ high: Int) -> UInt64 {
+            UInt64(UInt32(low)) | UInt64(UInt32(bitPattern: Int32(high))) << 32
+        }
         put(L.versionOffset, pair(Int(L.version), L.headerBytes))
         put(L.totalBytesOffset, UInt64(configuration.bytes))
         put(L.nameCapacityOffset, pair(configuration.nameCapacity, L.entryBytes))

@@ -91,7 +91,8 @@ extension Record {
         case .hang(let hang):
             text =
                 length(hang.targetName) + length(hang.thread) + length(hang.culprit) + length(hang.wait)
-                + hang.stack.reduce(0) { $0 + $1.utf8.count + 3 } + hang.stuckFrames.reduce(0) { $0 + $1.utf8.count + 3 }
+                + hang.stack.reduce(0) { $0 + $1.utf8.count + 3 }
+                + hang.stuckFrames.reduce(0) { $0 + $1.utf8.count + 3 }
         case .session(let session):
             text = length(session.sessionID) + length(session.note)
         }

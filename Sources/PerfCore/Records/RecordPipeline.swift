@@ -131,7 +131,8 @@ public final class RecordPipeline: Sendable {
                 return (sequenced, offer(sequenced, to: state.ordered, thread: me))
             }
         } else {
-            sequenced = SequencedRecord(sequence: nextSequence.wrappingAdd(1, ordering: .relaxed).oldValue, record: record)
+            sequenced = SequencedRecord(
+                sequence: nextSequence.wrappingAdd(1, ordering: .relaxed).oldValue, record: record)
         }
         concurrent.deliver(sequenced)
         return pending

@@ -167,7 +167,8 @@ public final class ChildScopes: @unchecked Sendable {
             let values = base + 1 + Self.namesPerScope + 3 * entry
             let count = perf_atomic_load_u64(values)
             guard count > 0 else { continue }
-            let name = entry < Self.namesPerScope ? Self.name(of: perf_atomic_load_u64(base + 1 + entry)) : Self.otherName
+            let name =
+                entry < Self.namesPerScope ? Self.name(of: perf_atomic_load_u64(base + 1 + entry)) : Self.otherName
             let total = ChildTotal(
                 name: name, count: count, totalNanos: perf_atomic_load_u64(values + 1),
                 maxNanos: perf_atomic_load_u64(values + 2))

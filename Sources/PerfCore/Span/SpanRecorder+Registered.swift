@@ -94,7 +94,8 @@ extension SpanRecorder {
         var expiry: UInt64?
         if case .bounded(let lifetimeNanos) = lifetime { expiry = Self.deadline(start, plus: lifetimeNanos) }
         let overdue = budgetNanos.flatMap { Self.deadline(start, plus: $0) }
-        let span = OpenSpan(info: info, name: name, site: site, startNanos: start, expiryDeadline: expiry, overdueDeadline: overdue)
+        let span = OpenSpan(
+            info: info, name: name, site: site, startNanos: start, expiryDeadline: expiry, overdueDeadline: overdue)
         Probes.spanBegin(name, budgetNanos: budgetNanos)
         // Observed before the span is inserted, and its record numbered before (under the registry
         // lock), so nothing can end it before its begin. Neither runs a sink or an observer under
@@ -205,7 +206,8 @@ extension SpanRecorder {
         let over = info.budgetNanos.map { elapsed > $0 } ?? false
         let nameRef = histograms.tally(span.name, overBudgetNanos: over ? elapsed : nil, exit: exit, site: span.site)
         flight?.record(
-            span.name, nameRef: nameRef, startNanos: span.startNanos, durationNanos: elapsed, budgetNanos: info.budgetNanos, exit: exit)
+            span.name, nameRef: nameRef, startNanos: span.startNanos, durationNanos: elapsed,
+            budgetNanos: info.budgetNanos, exit: exit)
         Probes.spanEnd(span.name, durationNanos: elapsed, budgetNanos: info.budgetNanos, exit: exit)
         let pending = pipeline.enqueue(
             .spanEnded(

@@ -159,7 +159,8 @@ public final class SpanRecorder: Sendable {
         var nameRef = histograms.recordIfSeen(token.name, nanos: elapsed)
         if nameRef == 0 { nameRef = histograms.record(token.name, nanos: elapsed, site: token.site) }
         flight?.record(
-            token.name, nameRef: nameRef, startNanos: token.startNanos, durationNanos: elapsed, budgetNanos: token.budgetNanos, exit: exit)
+            token.name, nameRef: nameRef, startNanos: token.startNanos, durationNanos: elapsed,
+            budgetNanos: token.budgetNanos, exit: exit)
         if probes { Probes.spanEnd(token.name, durationNanos: elapsed, budgetNanos: token.budgetNanos, exit: exit) }
         if elapsed >= token.recordThresholdNanos {
             recordScopedEnd(

@@ -1,7 +1,7 @@
+import Foundation
 // Unit strings of the budgets file: "250ms", "1.5s", "800us", "10%"; bare JSON numbers are
 // counts. A unit is never guessed: a time written without one is an error, not a count.
 import Perf
-import Foundation
 
 /// A number with its unit, as the budgets file writes it.
 ///

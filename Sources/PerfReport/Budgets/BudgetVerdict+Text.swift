@@ -1,7 +1,7 @@
+import Foundation
 // The verdict as lines for a terminal (stderr of `perf-report check`):
 // `✘ api.get p95 (error): expected ≤ 800ms, found 912ms (n=240) · baseline 798ms · +14.3%`.
 import Perf
-import Foundation
 
 extension BudgetVerdict {
     /// The order checks are listed in: what needs attention first.

@@ -1,7 +1,7 @@
+import Foundation
 // The numbers a budget check reads from a performance report: per-span metrics and call sites,
 // hang and ledger totals, the host. Reads the same model, as strictly, as `perf-report summary`.
 import Perf
-import Foundation
 
 /// The figures of one report (or of several, aggregated) that budgets are checked against.
 public struct ReportFigures: Sendable, Equatable {

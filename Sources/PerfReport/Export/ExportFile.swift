@@ -1,7 +1,7 @@
+import Foundation
 // Writing an export where a reader may be looking: node_exporter's textfile collector scrapes
 // its directory at any moment and must never see half a file.
 import Perf
-import Foundation
 
 /// Writes export bytes to a file atomically.
 public enum ExportFile {

@@ -1,9 +1,9 @@
+import Foundation
 // What every exporter reads from a performance-report.json: span intervals from the flight
 // recorder, ledger events, per-span distributions, hangs, sessions and process samples, with
 // times as Unix nanoseconds. Read through the report model, leniently: an exporter draws what a
 // damaged report still holds.
 import Perf
-import Foundation
 import PerfCore
 
 /// A report, read once into the shape the exporters need.

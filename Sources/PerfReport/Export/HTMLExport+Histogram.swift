@@ -1,7 +1,7 @@
+import Foundation
 // Per-span latency histograms for the html export: small SVG bar charts on a log-scale time
 // axis, with the budget as a labelled vertical line and the quantiles listed.
 import Perf
-import Foundation
 import PerfCore
 
 extension HTMLExport {

@@ -112,7 +112,8 @@ extension HTMLExport {
                 .text(span.name), .number(count(span.count)), .number(figure(span.p50Ms)),
                 .number(figure(span.p95Ms)), .number(figure(span.p99Ms)), .number(figure(span.maxMs)),
                 .number(span.budgetMs.map { duration(ms: $0) } ?? "–"),
-                .number(count(span.overBudget), alarm: span.overBudget > 0), .number(failed(span), alarm: failures(span) > 0),
+                .number(count(span.overBudget), alarm: span.overBudget > 0),
+                .number(failed(span), alarm: failures(span) > 0),
                 .text(measuredText),
             ]
         }

@@ -1,6 +1,6 @@
+import Foundation
 // The two renderings of a report summary: an aligned text table and a versioned JSON document.
 import Perf
-import Foundation
 
 extension ReportSummary {
     /// The summary as text tables, for a terminal.
@@ -30,7 +30,8 @@ extension ReportSummary {
             let over = spans.reduce(Int64(0)) { $0 &+ $1.overBudget }
             let held = spans.reduce(Int64(0)) { $0 &+ ($1.overBudgetLines ?? $1.overBudget) }
             if held < over {
-                lines.append("  OVER counts every end over budget; the ledger still holds \(held) of their \(over) lines")
+                lines.append(
+                    "  OVER counts every end over budget; the ledger still holds \(held) of their \(over) lines")
             }
             if spans.contains(where: { $0.source == .ledger }) {
                 lines.append("  * from ledger lines only (slow calls); no histogram snapshot held this span")

@@ -1,7 +1,7 @@
+import Foundation
 // Reads a performance-report.json back and renders its summary: spans by p95, hangs with their
 // culprits, sessions with their status; as a text table or as JSON.
 import Perf
-import Foundation
 
 /// The readable digest of a report, as `perf-report summary` prints it.
 ///
