@@ -207,10 +207,11 @@ final class LedgerQueue: @unchecked Sendable {
             drainQueue.async { self.drainLoop() }
             return
         }
-        let now = perf_monotonic_ns()
         let me = UInt64(UInt32(bitPattern: perf_thread_tid()))
         let last = lastWrite.load(ordering: .relaxed)
-        if last & 0xFFFF_FFFF != me, now &- (last >> 32) << 10 < Self.lingerNanos {
+        // 32-bit stamps of ~1 µs compared with wrap-around: right at any uptime.
+        let elapsed = Self.stamp(perf_monotonic_ns()) &- UInt32(truncatingIfNeeded: last >> 32)
+        if last != 0, last & 0xFFFF_FFFF != me, elapsed < UInt32(Self.lingerNanos >> 10) {
             // Lines keep coming from several threads (a server whose every request is slow): they
             // are durable in the queue already, so this thread leaves them for one run written a
             // moment later rather than pay a write(2) per line. One thread alone always writes its
@@ -226,13 +227,17 @@ final class LedgerQueue: @unchecked Sendable {
     /// While several threads end lines within this of each other, a line may wait this long in
     /// the queue for the next run.
     static let lingerNanos: UInt64 = 1_000_000
-    /// When a drain last wrote (monotonic ns / 1024, high 32 bits) and by which thread (low 32
-    /// bits; 0 for the drain queue), for the linger above.
+    /// When an emitter last wrote its lines itself (``stamp(_:)``, high 32 bits) and which thread
+    /// it was (low 32 bits); 0 before the first. The drain queue's runs leave it alone, so a
+    /// thread alone never waits for the queue's next run.
     private let lastWrite = Atomic<UInt64>(0)
 
     private func noteWrite(by thread: UInt64) {
-        lastWrite.store((perf_monotonic_ns() >> 10) << 32 | thread, ordering: .relaxed)
+        lastWrite.store(UInt64(Self.stamp(perf_monotonic_ns())) << 32 | thread, ordering: .relaxed)
     }
+
+    /// Monotonic nanoseconds in units of 1,024 ns, kept to 32 bits (wraps every 73 minutes).
+    static func stamp(_ nanos: UInt64) -> UInt32 { UInt32(truncatingIfNeeded: nanos >> 10) }
 
     /// Gives the drain up, then takes it back for the drain queue if lines committed meanwhile
     /// (their emitters saw the drain taken and left them to whoever held it).
@@ -257,7 +262,6 @@ final class LedgerQueue: @unchecked Sendable {
 
     private func drainLoop() {
         while drainOnce(limit: Self.runBytes) {}
-        noteWrite(by: 0)
         releaseDrain()
     }
 
