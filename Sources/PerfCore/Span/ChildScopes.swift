@@ -47,10 +47,12 @@ public final class ChildScopes: @unchecked Sendable {
     /// The name of the entry that folds a parent's children past its first eight names.
     public static let otherName = "other"
     /// The thread-local's value inside a synchronous measure whose body began no child yet.
-    public static let pending: UInt64 = 1
+    /// (Computed, not a stored `static let`: a stored one is reached through an accessor call
+    /// from another module, on every span's begin.)
+    @inlinable public static var pending: UInt64 { 1 }
     /// The scope of a parent that found every slot in use: its children are not counted, and its
     /// line says so (`childrenUncounted`).
-    public static let exhaustedScope: UInt64 = 2
+    @inlinable public static var exhaustedScope: UInt64 { 2 }
 
     /// The innermost asynchronous parent of the running task; 0 for none.
     @TaskLocal public static var current: UInt64 = 0
