@@ -11,7 +11,8 @@ import Testing
 #if DEBUG
     @Suite struct LedgerQueueFaultTests {
         @Test(arguments: [
-            (SyscallFaultInjector.Operation.open, "open"), (.size, "ftruncate"), (.map, "mmap"),
+            (SyscallFaultInjector.Operation.open, "open"), (.size, "ftruncate"), (.reserve, "fallocate"),
+            (.map, "mmap"),
         ])
         func aQueueFileThatCannotBeMadeFallsBackToMemoryAndSaysWhy(
             operation: SyscallFaultInjector.Operation, step: String

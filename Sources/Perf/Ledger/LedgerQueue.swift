@@ -129,8 +129,18 @@ final class LedgerQueue: @unchecked Sendable {
         }
         let fd = Int32(opened)
         defer { syscalls.close(fd) }
+        // Under a file-size limit below the file, growing it would raise SIGXFSZ or fail: refuse
+        // first. Then its blocks are reserved: a write through the mapping to a block the disk
+        // could not give is SIGBUS, which no host may get from Perf.
+        if let limit = syscalls.fileSizeLimit(), limit < rlim_t(bytes) {
+            return .failure(MapFailure(step: "file size limit", errno: EFBIG))
+        }
         if case .failure(let error) = syscalls.setSize(fd, bytes: bytes) {
             return .failure(MapFailure(step: "ftruncate", errno: error))
+        }
+        if case .failure(let error) = syscalls.reserve(fd, bytes: bytes) {
+            _ = syscalls.unlink(path)
+            return .failure(MapFailure(step: "fallocate", errno: error))
         }
         switch syscalls.mapShared(fd, bytes: bytes) {
         case .success(let mapped): return .success(mapped)

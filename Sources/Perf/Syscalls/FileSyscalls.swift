@@ -2,6 +2,7 @@
 // (`retryingEINTR`, in JournalKit), faults injectable in debug builds. The ledger writer, reader
 // and shared state, the diagnostic files and the report builder call the kernel only through here
 // (the watchdog's /proc reads and signals are its own concern).
+import CPerfShims
 import Glibc
 import JournalKit
 import Synchronization
@@ -195,6 +196,16 @@ struct FileSyscalls: Sendable {
         return retryingEINTR { Int(ftruncate(fd, off_t(bytes))) }
     }
 
+    /// Reserves the first `bytes` of an open file's blocks (fallocate, mode 0), so writes through a
+    /// shared mapping of them can never meet a full disk (which would be SIGBUS, not an errno).
+    func reserve(_ fd: Int32, bytes: Int) -> SyscallResult {
+        #if DEBUG
+            if let errno = faults?.take(.reserve), errno != 0 { return .failure(errno) }
+        #endif
+        let code = perf_fallocate(fd, Int64(bytes))
+        return code == 0 ? .success(0) : .failure(code)
+    }
+
     /// pread(2) until `buffer` is full or the file ends; the bytes read, or the errno.
     func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int) -> SyscallResult {
         #if DEBUG
@@ -245,7 +256,9 @@ struct FileSyscalls: Sendable {
 #if DEBUG
     /// Scripted failures for the ledger's syscalls (debug builds only).
     final class SyscallFaultInjector: Sendable {
-        enum Operation: Hashable { case open, rename, read, mkdir, fileStatus, pathStatus, lock, limit, map, size }
+        enum Operation: Hashable {
+            case open, rename, read, mkdir, fileStatus, pathStatus, lock, limit, map, size, reserve
+        }
         enum WriteFault: Equatable {
             case errno(Int32)
             case short
