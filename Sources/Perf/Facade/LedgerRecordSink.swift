@@ -21,12 +21,17 @@ final class LedgerRecordSink: RecordSink {
     /// Only records that make a line: begins and under-budget ends cost nothing here.
     func accepts(_ record: Record) -> Bool { LedgerLines.writesLine(for: record) }
 
-    func receive(_ record: SequencedRecord) {
+    func receive(_ record: SequencedRecord) { submit(record, mayWrite: true) }
+
+    /// Under the span registry's lock: the line is queued (durable) and left to the drain.
+    func receiveWithoutBlocking(_ record: SequencedRecord) { submit(record, mayWrite: false) }
+
+    private func submit(_ record: SequencedRecord, mayWrite: Bool) {
         guard let event = LedgerLines.event(for: record.record, session: sessionID) else { return }
         var line: [UInt8] = []
         line.reserveCapacity(512)
         LedgerEncoder.encodeLine(event, into: &line)
-        _ = line.withUnsafeBytes { queue.submit($0) }
+        _ = line.withUnsafeBytes { queue.submit($0, mayWrite: mayWrite) }
     }
 
     func waitUntilDone(deadline: Date) -> Bool { queue.waitUntilWritten(deadline: deadline) }

@@ -166,9 +166,11 @@ final class LedgerQueue: @unchecked Sendable {
     static func entryBytes(_ length: Int) -> UInt64 { UInt64(8 + (length + 7) & ~7) }
 
     /// Copies `line` (whole, newline included) in and commits it; false when the ring has no
-    /// room (the line is counted as dropped). The line is durable when this returns true.
+    /// room (the line is counted as dropped). The line is durable when this returns true. With
+    /// `mayWrite` false (the caller holds a lock others wait on) this thread never writes: the
+    /// drain queue does.
     @discardableResult
-    func submit(_ line: UnsafeRawBufferPointer) -> Bool {
+    func submit(_ line: UnsafeRawBufferPointer, mayWrite: Bool = true) -> Bool {
         let need = Self.entryBytes(line.count)
         guard line.count < Int(Self.copyingBit), need <= capacity / 2, let position = reserve(need) else {
             perf_atomic_add_u64(word64(Field.dropped), 1)
@@ -183,7 +185,7 @@ final class LedgerQueue: @unchecked Sendable {
         (UnsafeMutableRawPointer(word) + 4).storeBytes(of: CRC32C.checksum(line), as: UInt32.self)
         perf_atomic_store_u32_release(word, UInt32(line.count))
         committedLines.add(1, ordering: .relaxed)
-        startDrain(inlineAllowed: true)
+        startDrain(inlineAllowed: mayWrite)
         return true
     }
 

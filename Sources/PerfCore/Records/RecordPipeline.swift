@@ -110,7 +110,7 @@ public final class RecordPipeline: Sendable {
     /// An inline sink may emit from `receive`: the record is numbered at once and delivered, on
     /// the same thread and before the outer `emit` returns, after the record being handled.
     public func emit(_ record: Record) {
-        enqueue(record)?.deliver()
+        enqueue(record, underCallerLock: false)?.deliver()
     }
 
     /// Numbers the record and offers it to every sink, without calling any: the first half of
@@ -119,7 +119,11 @@ public final class RecordPipeline: Sendable {
     ///
     /// Returns the deliveries this thread now owns (nil when it owns none); call
     /// ``PendingDelivery/deliver()`` on each, in the order they were enqueued, before returning.
-    func enqueue(_ record: Record) -> PendingDelivery? {
+    ///
+    /// Concurrent sinks are handed the record here, so they keep this order too, through
+    /// ``RecordSink/receiveWithoutBlocking(_:)`` when `underCallerLock`: nothing that may wait
+    /// (a ledger write) runs under the caller's lock.
+    func enqueue(_ record: Record, underCallerLock: Bool = true) -> PendingDelivery? {
         guard let record = transformed(record) else { return nil }
         let me = UInt(pthread_self())
         var pending: PendingDelivery?
@@ -134,7 +138,7 @@ public final class RecordPipeline: Sendable {
             sequenced = SequencedRecord(
                 sequence: nextSequence.wrappingAdd(1, ordering: .relaxed).oldValue, record: record)
         }
-        concurrent.deliver(sequenced)
+        concurrent.deliver(sequenced, blocking: !underCallerLock)
         return pending
     }
 
@@ -238,10 +242,10 @@ final class ConcurrentDelivery: Sendable {
 
     init(sink: any RecordSink) { self.sink = sink }
 
-    func deliver(_ record: SequencedRecord) {
+    func deliver(_ record: SequencedRecord, blocking: Bool) {
         guard sink.accepts(record.record) else { return }
         do {
-            try sink.receive(record)
+            if blocking { try sink.receive(record) } else { try sink.receiveWithoutBlocking(record) }
             counters.delivered.add(1, ordering: .relaxed)
         } catch {
             counters.failures.add(1, ordering: .relaxed)
@@ -268,9 +272,9 @@ final class ConcurrentSinks: @unchecked Sendable {
         count.store(index + 1, ordering: .releasing)
     }
 
-    func deliver(_ record: SequencedRecord) {
+    func deliver(_ record: SequencedRecord, blocking: Bool) {
         let published = count.load(ordering: .acquiring)
-        for index in 0..<published { slots[index]?.deliver(record) }
+        for index in 0..<published { slots[index]?.deliver(record, blocking: blocking) }
     }
 
     deinit {

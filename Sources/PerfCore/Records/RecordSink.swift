@@ -37,6 +37,12 @@ public protocol RecordSink: Sendable {
     /// queue is written); false if `deadline` passed first. The pipeline's `flush` calls it for
     /// `.concurrent` sinks. The default returns true at once.
     func waitUntilDone(deadline: Date) -> Bool
+
+    /// ``receive(_:)`` for a `.concurrent` sink called under another lock (a registered span's
+    /// record, numbered under the span registry's lock): the same effect, minus anything that may
+    /// wait, which the sink leaves to its own thread (the ledger queues the line and lets its
+    /// drain write it). The default calls ``receive(_:)``.
+    func receiveWithoutBlocking(_ record: SequencedRecord) throws
 }
 
 extension RecordSink {
@@ -53,6 +59,8 @@ extension RecordSink {
     public func receiveDropped(_ count: UInt64, cause: DropCause) {}
 
     public func waitUntilDone(deadline: Date) -> Bool { true }
+
+    public func receiveWithoutBlocking(_ record: SequencedRecord) throws { try receive(record) }
 }
 
 /// Why records meant for a sink were lost.

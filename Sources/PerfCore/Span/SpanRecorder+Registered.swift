@@ -98,8 +98,9 @@ extension SpanRecorder {
             info: info, name: name, site: site, startNanos: start, expiryDeadline: expiry, overdueDeadline: overdue)
         Probes.spanBegin(name, budgetNanos: budgetNanos)
         // Observed before the span is inserted, and its record numbered before (under the registry
-        // lock), so nothing can end it before its begin. Neither runs a sink or an observer under
-        // the registry lock: a slow ledger write or journal stalls no other thread's span.
+        // lock), so nothing can end it before its begin. No observer, and nothing of a sink that may
+        // wait, runs under the registry lock (a concurrent sink only queues there): a slow ledger
+        // write or journal stalls no other thread's span.
         for observer in registry.withLock({ $0.observers }) { observer.spanBegan(info) }
         let (begun, displaced) = registry.withLock { registry -> (PendingDelivery?, ClosedSpan?) in
             let begun = pipeline.enqueue(
