@@ -1,7 +1,7 @@
 // `perf-test-child watchdog-matrix on|off <dir> [kind,kind,…]`: the watchdog's "first, do no
 // harm" matrix. For every kind of blocking call, a 600 ms block of that kind runs on a watched
 // serial queue while two bystanders — the main thread and one other — make the same kind of call
-// for 2 s. Every call records how long it took and what it returned, so the test can compare a
+// for 1 s. Every call records how long it took and what it returned, so the test can compare a
 // run with the watchdog on (Perf installed in <dir>, ledger and all) against one without it: no
 // call may be cut short (EINTR, an early return) and the watchdog must write exactly one hang per
 // block, bracketing it, naming the blocking function and what it waited for.
@@ -19,7 +19,9 @@ import PerfTestSupport
 
 enum WatchdogMatrixChild {
     static let watchedMs = 600
-    static let bystanderMs = 2_000
+    /// Long enough to span the watched block, the late ping that closes its hang (50 ms apart)
+    /// and the hang line's write, with 350 ms to spare.
+    static let bystanderMs = 1_000
 
     /// Each kind, and the function the hang line must name.
     static let kinds: [(name: String, function: String)] = [

@@ -1,5 +1,5 @@
 // "First, do no harm", measured: every kind of blocking call, 600 ms on the watched queue while
-// the main thread and a bystander make the same call for 2 s, once with the watchdog (and Perf)
+// the main thread and a bystander make the same call for 1 s, once with the watchdog (and Perf)
 // on and once without (`perf-test-child watchdog-matrix`). With the watchdog on, no call may be
 // cut short and each block must give exactly one hang line that brackets it, names the blocking
 // function and says what it waited for; no signal may go to a thread blocked in a system call.
