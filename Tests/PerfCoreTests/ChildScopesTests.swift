@@ -53,13 +53,13 @@ import Testing
     @Test func aFullPoolGivesTheExhaustedScopeAndCountsIt() {
         let scopes = ChildScopes(capacity: 2)
         let held = [scopes.acquire(), scopes.acquire()]
-        #expect(!held.contains(ChildScopes.exhaustedScope))
+        #expect(!held.contains(ParentScope.exhausted))
         let third = scopes.acquire()
-        #expect(third == ChildScopes.exhaustedScope)
+        #expect(third == ParentScope.exhausted)
         #expect(scopes.exhausted.load(ordering: .relaxed) == 1)
         scopes.add(third, name: "lost", nanos: 1)
         #expect(scopes.release(third).isEmpty)
         _ = scopes.release(held[0])
-        #expect(scopes.acquire() != ChildScopes.exhaustedScope, "a released slot is free again")
+        #expect(scopes.acquire() != ParentScope.exhausted, "a released slot is free again")
     }
 }

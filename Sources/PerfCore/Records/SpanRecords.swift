@@ -31,7 +31,7 @@ public struct SpanEndRecord: Sendable, Equatable {
     /// The spans that began and ended inside this one (``ChildScopes``), by name; empty for a span
     /// that is no parent or had no children.
     public var children: [ChildTotal]
-    /// The span was a parent but found no free scope (``ChildScopes/exhaustedScope``): its
+    /// The span was a parent but found no free scope (``ParentScope/exhausted``): its
     /// children were not counted.
     public var childrenUncounted = false
 

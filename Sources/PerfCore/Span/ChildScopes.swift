@@ -34,7 +34,7 @@ public struct ChildTotal: Sendable, Equatable {
 /// group's children end at once.
 ///
 /// Which scope a span's begin joins: the innermost synchronous `Perf.measure` on its thread (a
-/// thread-local), else the innermost asynchronous one of its task (``current``, a task-local that
+/// thread-local), else the innermost asynchronous one of its task (``ParentScope/current``, a task-local that
 /// child tasks inherit), else none (a root). Nesting is never inferred from the thread alone.
 ///
 /// `@unchecked Sendable`: slots are raw memory touched only through atomics; the free list has
@@ -46,17 +46,6 @@ public final class ChildScopes: @unchecked Sendable {
     public static let namesPerScope = 8
     /// The name of the entry that folds a parent's children past its first eight names.
     public static let otherName = "other"
-    /// The thread-local's value inside a synchronous measure whose body began no child yet.
-    /// (Computed, not a stored `static let`: a stored one is reached through an accessor call
-    /// from another module, on every span's begin.)
-    @inlinable public static var pending: UInt64 { 1 }
-    /// The scope of a parent that found every slot in use: its children are not counted, and its
-    /// line says so (`childrenUncounted`).
-    @inlinable public static var exhaustedScope: UInt64 { 2 }
-
-    /// The innermost asynchronous parent of the running task; 0 for none.
-    @TaskLocal public static var current: UInt64 = 0
-
     static let wordsPerSlot = 1 + namesPerScope + 3 * (namesPerScope + 1)
     let capacity: Int
     /// Anonymous memory, so the slots no parent used yet cost no resident page.
@@ -109,11 +98,11 @@ public final class ChildScopes: @unchecked Sendable {
 
     private func slot(_ index: Int) -> UnsafeMutablePointer<UInt64> { words + index * Self.wordsPerSlot }
 
-    /// A fresh scope; ``exhaustedScope`` when every slot is in use (counted in ``exhausted``).
+    /// A fresh scope; ``ParentScope/exhausted`` when every slot is in use (counted in ``exhausted``).
     public func acquire() -> UInt64 {
         guard let index = free.withLock({ $0.pop() }) else {
             exhausted.add(1, ordering: .relaxed)
-            return Self.exhaustedScope
+            return ParentScope.exhausted
         }
         let base = slot(index)
         (base + 1).update(repeating: 0, count: Self.wordsPerSlot - 1)
@@ -124,7 +113,7 @@ public final class ChildScopes: @unchecked Sendable {
 
     private func resolve(_ scope: UInt64) -> UnsafeMutablePointer<UInt64>? {
         let index = Int(scope & 0xFFFF)
-        guard scope > Self.exhaustedScope, index < capacity else { return nil }
+        guard scope > ParentScope.exhausted, index < capacity else { return nil }
         let base = slot(index)
         return perf_atomic_load_u64_acquire(base) & 0xFFFF_FFFF_FFFF == scope >> 16 ? base : nil
     }
@@ -201,22 +190,56 @@ public final class ChildScopes: @unchecked Sendable {
         guard let start = UnsafePointer<UInt8>(bitPattern: UInt(word >> 16)) else { return otherName }
         return String(decoding: UnsafeBufferPointer(start: start, count: Int(word & 0xFFFF)), as: UTF8.self)
     }
+}
+
+/// Which parent scope a beginning span joins, and the scope values with a meaning of their own.
+///
+/// A caseless enum rather than statics of ``ChildScopes``: calling a class's static method passes
+/// its metadata, which the caller fetches through an accessor call on every span's begin.
+public enum ParentScope {
+    /// The thread-local's value inside a synchronous measure whose body began no child yet.
+    /// (Computed, not a stored `static let`: a stored one is reached through an accessor call
+    /// from another module.)
+    @inlinable public static var pending: UInt64 { 1 }
+    /// The scope of a parent that found every slot in use: its children are not counted, and its
+    /// line says so (`childrenUncounted`).
+    @inlinable public static var exhausted: UInt64 { 2 }
+
+    /// The innermost asynchronous parent of the running task; 0 for none.
+    @TaskLocal public static var current: UInt64 = 0
 
     /// The parent a span beginning now joins: the thread's synchronous measure (given a scope on
     /// its first child), else the task's asynchronous one, else 0.
-    @inlinable
-    public static func parentForBegin() -> UInt64 {
+    /// Inline, a root span outside every measure costs a thread-local load and a global load.
+    @inlinable @inline(__always)
+    public static func forBegin() -> UInt64 {
         let scope = perf_scope_get()
         if scope > pending { return scope }
-        if scope == pending { return claimPending() }
-        return perf_async_scopes_load() == 0 ? 0 : current
+        return scope == 0 && perf_async_scopes_load() == 0 ? 0 : forBeginSlowly(scope)
     }
+
+    /// A measure's first child (the scope is made now) or a task's asynchronous parent, out of
+    /// line.
+    @usableFromInline @inline(never)
+    static func forBeginSlowly(_ scope: UInt64) -> UInt64 {
+        scope == pending ? claimPending() : current
+    }
+
+    /// A child's time added to its parent's totals; out of line, so a root span's end carries
+    /// none of it.
+    @usableFromInline @inline(never)
+    static func childEnded(in parent: UInt64, name: StaticString, nanos: UInt64) {
+        ChildScopes.shared.add(parent, name: name, nanos: nanos)
+    }
+
+    /// A scope whose span ends under budget (or into nothing): freed, its totals unused.
+    @usableFromInline @inline(never)
+    package static func endUnused(_ scope: UInt64) { _ = ChildScopes.shared.release(scope) }
 
     /// The first child of a synchronous measure: the measure's scope is made now, so a measure
     /// with no children costs two thread-local stores.
-    @usableFromInline @inline(never)
     static func claimPending() -> UInt64 {
-        let scope = shared.acquire()
+        let scope = ChildScopes.shared.acquire()
         perf_scope_set(scope)
         return scope
     }

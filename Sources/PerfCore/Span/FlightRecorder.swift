@@ -99,16 +99,22 @@ public final class FlightRecorder: @unchecked Sendable {
         _ name: StaticString, nameRef: UInt32 = 0, startNanos: UInt64, durationNanos: UInt64, budgetNanos: UInt64?,
         exit: SpanExit
     ) {
-        let budget = budgetNanos ?? .max
+        // One call with the name's words chosen first: the inline C body appears once in the
+        // caller, which keeps a span's inlined end small enough to be inlined itself.
+        let pointer: UnsafeRawPointer?
+        let length: UInt32
+        let reference: UInt32
         if name.hasPointerRepresentation {
-            perf_flight_record(
-                ring, name.utf8Start, UInt32(truncatingIfNeeded: min(name.utf8CodeUnitCount, Int(UInt32.max >> 1))),
-                nameRef, startNanos, durationNanos, budget, Self.code(exit))
+            pointer = UnsafeRawPointer(name.utf8Start)
+            length = UInt32(truncatingIfNeeded: min(name.utf8CodeUnitCount, Int(UInt32.max >> 1)))
+            reference = nameRef
         } else {
-            perf_flight_record(
-                ring, nil, name.unicodeScalar.value | Self.scalarFlag, 0, startNanos, durationNanos, budget,
-                Self.code(exit))
+            pointer = nil
+            length = name.unicodeScalar.value | Self.scalarFlag
+            reference = 0
         }
+        perf_flight_record(
+            ring, pointer, length, reference, startNanos, durationNanos, budgetNanos ?? .max, Self.code(exit))
     }
 
     /// Copies the ring's newest whole entries (at most ``capacity``), oldest end first.

@@ -91,14 +91,13 @@ public final class SpanRecorder: Sendable {
     public func begin(
         _ name: StaticString, budgetNanos: UInt64?, lifetime: SpanLifetime = .scoped, site: CallSite
     ) -> SpanToken {
-        let start = monotonicNanos()
         guard case .scoped = lifetime else {
             return beginRegistered(
-                name, key: nil, budgetNanos: budgetNanos, lifetime: lifetime, site: site, start: start)
+                name, key: nil, budgetNanos: budgetNanos, lifetime: lifetime, site: site, start: monotonicNanos())
         }
+        let parent = ParentScope.forBegin()
         return SpanToken(
-            name: name, startNanos: start, budgetNanos: budgetNanos, site: site, id: 0,
-            parent: ChildScopes.parentForBegin())
+            name: name, startNanos: monotonicNanos(), budgetNanos: budgetNanos, site: site, id: 0, parent: parent)
     }
 
     /// Begins a scoped span whose parent is `parent` (a ``ChildScopes`` reference): an explicit
@@ -117,9 +116,11 @@ public final class SpanRecorder: Sendable {
     /// span with no reader section and no load through the recorder.
     @inlinable @inline(__always)
     public static func beginOnSpanClock(_ name: StaticString, budgetNanos: UInt64?, site: CallSite) -> SpanToken {
-        SpanToken(
-            name: name, startNanos: perf_fast_ns(), budgetNanos: budgetNanos, site: site, id: 0,
-            parent: ChildScopes.parentForBegin())
+        // The parent first: the clock is read last, and its two paths (TSC, vDSO) join before
+        // the token is made rather than each carrying a copy of the parent's branches.
+        let parent = ParentScope.forBegin()
+        return SpanToken(
+            name: name, startNanos: perf_fast_ns(), budgetNanos: budgetNanos, site: site, id: 0, parent: parent)
     }
 
     /// Ends a span: ticks its histogram, and records it if it ran past its budget (or has none).
@@ -133,7 +134,7 @@ public final class SpanRecorder: Sendable {
     ///   - reason: Why, for a non-success exit (a type name, never user content).
     ///   - detail: Privacy-filtered detail, kept only if the span is recorded.
     ///   - count: An item count, kept only if the span is recorded.
-    @inlinable @inline(__always)
+    @inlinable
     public func end(
         _ token: SpanToken, exit: SpanExit = .success, reason: String? = nil, detail: String? = nil,
         count: Int? = nil, scope: UInt64 = 0
@@ -151,7 +152,7 @@ public final class SpanRecorder: Sendable {
     ) {
         let now = monotonicNanos()
         let elapsed = elapsed(from: token.startNanos, to: now)
-        if token.parent != 0 { ChildScopes.shared.add(token.parent, name: token.name, nanos: elapsed) }
+        if token.parent != 0 { ParentScope.childEnded(in: token.parent, name: token.name, nanos: elapsed) }
         guard token.id == 0 else {
             endRegistered(token, elapsed: elapsed, exit: exit, reason: reason, detail: detail, count: count)
             return
@@ -168,13 +169,9 @@ public final class SpanRecorder: Sendable {
                 exit: exit, reason: reason, detail: detail, count: count, scope: scope)
         } else {
             if exit != .success { tallyExit(token.name, exit: exit, site: token.site) }
-            if scope != 0 { Self.endScope(scope) }
+            if scope != 0 { ParentScope.endUnused(scope) }
         }
     }
-
-    /// An under-budget parent's scope: freed, its totals unused.
-    @usableFromInline @inline(never)
-    static func endScope(_ scope: UInt64) { _ = ChildScopes.shared.release(scope) }
 
     /// An under-budget end that did not succeed: counted in its name's tally, out of line (a
     /// constant `.success` exit folds this branch away).
@@ -204,7 +201,7 @@ public final class SpanRecorder: Sendable {
             startWallNanos: wall >= elapsed ? wall - elapsed : 0, durationNanos: elapsed,
             budgetNanos: budget, exit: exit,
             reason: reason, detail: detail, count: count, children: children)
-        record.childrenUncounted = scope == ChildScopes.exhaustedScope
+        record.childrenUncounted = scope == ParentScope.exhausted
         pipeline.emit(.spanEnded(record))
     }
 }
