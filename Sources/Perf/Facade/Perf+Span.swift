@@ -36,7 +36,7 @@ extension Perf {
         }
 
         /// Ends the span successfully; the span is consumed.
-        @inlinable
+        @inlinable @inline(__always)
         public consuming func end() {
             // No pre-check of the slot: a token exists only if something was installed at begin,
             // and the acquiring load below finds nothing once it is shut down.
@@ -48,9 +48,10 @@ extension Perf {
             // Spelled out rather than through `withRecorder`: the optimizer then inlines the end
             // into the caller, as it did before the reader section (through the generic helper
             // it called the end's closure out of line, ~2 ns more per span).
-            // A local function, not a closure expression: it can be marked always-inline, and the
-            // optimizer otherwise calls the closure (token stored to the stack, ~3 ns per span).
-            @inline(__always) func endOn(_ recorder: SpanRecorder) { recorder.end(token) }
+            // A transparent local function, not a closure expression: the compiler inlines it
+            // before optimising, where a closure (or an always-inline function, in some callers)
+            // was called with the token stored to the stack, ~3 ns per span.
+            @_transparent func endOn(_ recorder: SpanRecorder) { recorder.end(token) }
             let section = perf_reader_enter()
             if let recorder = PerfState.recorderSlot.load(ordering: .acquiring) {
                 recorder._withUnsafeGuaranteedRef(endOn)
@@ -107,7 +108,7 @@ extension Perf {
         package consuming func endWithoutProbe() {
             guard let token else { return Span.endScopeOnly(scope) }
             guard scope == 0 else { return Span.endParent(token, scope: scope) }
-            @inline(__always) func endOn(_ recorder: SpanRecorder) {
+            @_transparent func endOn(_ recorder: SpanRecorder) {
                 recorder.end(token, exit: .success, reason: nil, detail: nil, count: nil, probes: false)
             }
             let section = perf_reader_enter()
@@ -157,7 +158,7 @@ extension Perf {
     ///   - slowMs: The budget in milliseconds; a longer span is written to the ledger. `nil`
     ///     records every time.
     /// - Returns: The span to end, once. Before `install` it is inert and `end()` does nothing.
-    @inlinable
+    @inlinable @inline(__always)
     public static func begin(
         _ name: StaticString, slowMs: Double?, fileID: StaticString = #fileID, line: UInt = #line
     ) -> Span {
@@ -232,16 +233,24 @@ extension Perf {
         var span = begin(name, slowMs: slowMs, fileID: fileID, line: line)
         let outer = perf_scope_get()
         perf_scope_set(ParentScope.pending)
+        let result: Result
         do {
-            let result = try body()
-            span.scope = Self.takeScope(restoring: outer)
-            span.end()
-            return result
+            result = try body()
         } catch {
             span.scope = Self.takeScope(restoring: outer)
-            span.end(exit: SpanExit.derived(from: error), reason: measureReason(for: error))
+            Self.endMeasure(span, failedWith: error)
             throw error
         }
+        span.scope = Self.takeScope(restoring: outer)
+        span.end()
+        return result
+    }
+
+    /// A measure's span ended by a thrown error, out of line: the error's inspection (its
+    /// type's metadata, a cast) stays off the path of a body that returns.
+    @usableFromInline @inline(never)
+    static func endMeasure(_ span: consuming Span, failedWith error: any Error) {
+        span.end(exit: SpanExit.derived(from: error), reason: measureReason(for: error))
     }
 
     /// The scope a synchronous measure's body made (0 if none), with the thread-local put back.
@@ -293,7 +302,7 @@ extension Perf {
 
     /// Milliseconds as a nanosecond budget; `nil` stays `nil` (record every time), negative and
     /// NaN budgets become zero, huge ones saturate.
-    @inlinable
+    @inlinable @inline(__always)
     static func budgetNanos(_ ms: Double?) -> UInt64? {
         guard let ms else { return nil }
         guard ms > 0 else { return 0 }

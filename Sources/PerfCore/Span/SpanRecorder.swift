@@ -134,7 +134,7 @@ public final class SpanRecorder: Sendable {
     ///   - reason: Why, for a non-success exit (a type name, never user content).
     ///   - detail: Privacy-filtered detail, kept only if the span is recorded.
     ///   - count: An item count, kept only if the span is recorded.
-    @inlinable
+    @inlinable @inline(__always)
     public func end(
         _ token: SpanToken, exit: SpanExit = .success, reason: String? = nil, detail: String? = nil,
         count: Int? = nil, scope: UInt64 = 0
