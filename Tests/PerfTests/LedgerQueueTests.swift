@@ -171,7 +171,7 @@ struct LedgerQueueAudit {
             rig.queue.droppedLines.load(ordering: .relaxed) == UInt64(audit.backlogDrops),
             "seed \(seed): droppedLines disagrees with the ledger", sourceLocation: sourceLocation)
         #expect(
-            rig.queue.committedLines.load(ordering: .relaxed) == UInt64(acceptedCount), "seed \(seed)",
+            rig.queue.drainedLines.load(ordering: .relaxed) == UInt64(acceptedCount), "seed \(seed)",
             sourceLocation: sourceLocation)
         #expect(
             audit.droppedSessions.isSubset(of: [LedgerQueueRig.session]), "seed \(seed)",
@@ -213,7 +213,7 @@ struct LedgerQueueAudit {
             }
         }
         #expect(UInt64(expected.count) > 3 * rig.queue.capacity, "seed \(seed): the lines did not lap the ring")
-        #expect(rig.queue.committedLines.load(ordering: .relaxed) == 300)
+        #expect(rig.queue.drainedLines.load(ordering: .relaxed) == 300)
         #expect(rig.queue.droppedLines.load(ordering: .relaxed) == 0)
         let head = rig.header(LedgerQueue.Field.head)
         #expect(rig.header(LedgerQueue.Field.tail) == head && rig.header(LedgerQueue.Field.writing) == head)
@@ -480,7 +480,7 @@ extension PerfGlobalStateTests {
             let file = try [UInt8](Data(contentsOf: queueFile))
             #expect(file.count == LedgerQueue.headerBytes + 256 * 1024)
             #expect(Array(file.prefix(8)) == Array("PERFLQ01".utf8))
-            #expect(queue.committedLines.load(ordering: .relaxed) >= 200)
+            #expect(queue.drainedLines.load(ordering: .relaxed) >= 200)
             Perf.shutdown()
             #expect(!FileManager.default.fileExists(atPath: queueFile.path), "a clean end left the queue")
             let events = try LedgerReader(directory: directory.url).readAll().events

@@ -63,8 +63,9 @@ final class LedgerQueue: @unchecked Sendable {
     private let waiters = Atomic<Int>(0)
     private let closed = Atomic<Bool>(false)
 
-    /// Lines copied in and lines that found no room, since this queue was made.
-    let committedLines = Atomic<UInt64>(0)
+    /// Lines handed to the writer (counted by the drain, which one thread holds at a time, so
+    /// emitters share no counter for it) and lines that found no room, since this queue was made.
+    let drainedLines = Atomic<UInt64>(0)
     let droppedLines = Atomic<UInt64>(0)
 
     private init(
@@ -184,7 +185,6 @@ final class LedgerQueue: @unchecked Sendable {
         if let source = line.baseAddress { payload.copyMemory(from: source, byteCount: line.count) }
         (UnsafeMutableRawPointer(word) + 4).storeBytes(of: CRC32C.checksum(line), as: UInt32.self)
         perf_atomic_store_u32_release(word, UInt32(line.count))
-        committedLines.add(1, ordering: .relaxed)
         startDrain(inlineAllowed: mayWrite)
         return true
     }
@@ -211,7 +211,11 @@ final class LedgerQueue: @unchecked Sendable {
     /// returns); else the drain queue does.
     private func startDrain(inlineAllowed: Bool) {
         perf_atomic_fence_seq_cst()
-        guard draining.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged
+        // A load first: while another thread holds the drain (most of a burst), the flag's cache
+        // line stays shared instead of moving to every emitter's core for a compare-and-swap that
+        // fails. The holder checks for work after it lets go (releaseDrain), so nothing is left.
+        guard !draining.load(ordering: .sequentiallyConsistent),
+            draining.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged
         else { return }
         let tail = perf_atomic_load_u64_acquire(word64(Field.tail))
         let waiting = perf_atomic_load_u64(word64(Field.head)) &- tail
@@ -302,6 +306,7 @@ final class LedgerQueue: @unchecked Sendable {
         if lines > 0 {
             perf_atomic_store_u64_release(word64(Field.writing), position)
             _ = writer.append(encodedLines: run[...], count: lines, session: sessionID)
+            drainedLines.add(UInt64(lines), ordering: .relaxed)
         }
         if moved {
             zero(from: tail, to: position)
