@@ -8,7 +8,10 @@
 #             within 1 % of what the program did, one hang hit with its culprit; then
 #             perf-report attach to a live child that keeps running (ProbeRecordTests, pointed
 #             at the release binaries)
-# perf comes from Debian's linux-perf (apt-get install when missing); tracefs is mounted at
+#   bpftrace  the LiveProcess article's bpftrace line, as printed there, against a live
+#             `perf-test-child probes forever` (20 µs spans): its histogram must name probe.tick
+#             and put most spans in the bucket holding 20 µs
+# perf comes from Debian's linux-perf and bpftrace from Debian's bpftrace (apt-get install when missing); tracefs is mounted at
 # /sys/kernel/tracing when it is not. A check whose tools or kernel support cannot be had (not
 # root, no perf, no uprobe events) prints "SKIPPED <check>: <reason>", never PASS. Exit 1 on
 # any FAIL.
@@ -98,6 +101,50 @@ else
         skip record "$(grep -m1 skipped "$log")"
     else
         fail record "see $log"
+    fi
+fi
+# --- bpftrace: the documented one-liner, run as printed in LiveProcess.md.
+article=Sources/Perf/Perf.docc/LiveProcess.md
+bpf_reason=""
+if [ "$(id -u)" -ne 0 ]; then
+    bpf_reason="not root: bpftrace's uprobes need root"
+else
+    if ! command -v bpftrace >/dev/null; then
+        echo "== bpftrace missing: apt-get install bpftrace"
+        (apt-get install -y -qq bpftrace >/dev/null 2>&1 || { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq bpftrace >/dev/null 2>&1; }) || true
+    fi
+    command -v bpftrace >/dev/null || bpf_reason="bpftrace cannot be had (apt-get install bpftrace failed)"
+fi
+documented=$(grep -m1 "usdt:/proc/" "$article" || true)
+[ -n "$documented" ] || bpf_reason="no bpftrace line in $article"
+if [ -n "$bpf_reason" ]; then
+    skip bpftrace "$bpf_reason"
+else
+    # The article's program, with `$(pidof myservice)` (quoted out of the program text there)
+    # replaced by the child's pid.
+    program=${documented#*-e \'}
+    program=${program%\'}
+    bpf_out=$(mktemp /tmp/perf-validate-bpftrace.XXXXXX)
+    coproc BPF_CHILD { exec "$child" probes forever work=20; }
+    read -r ready <&"${BPF_CHILD[0]}" || ready=""
+    pid=${ready//[^0-9]/}
+    if [ -z "$pid" ]; then
+        fail bpftrace "perf-test-child probes forever did not say it was ready: '$ready'"
+    else
+        program=${program//\'\$(pidof myservice)\'/$pid}
+        # SIGINT after 3 s: bpftrace then prints its maps and exits (status 124 from timeout).
+        timeout -s INT 3 bpftrace -p "$pid" -e "$program" >"$bpf_out" 2>&1 || true
+        exec {BPF_CHILD[1]}>&-
+        wait "$BPF_CHILD_PID" 2>/dev/null || true
+        busiest=$(awk '/^@us\[probe.tick\]:/ { found = 1; next } found && /^\[/ { gsub(/[|@]/, " "); if ($3 + 0 > best) { best = $3 + 0; bucket = $1 " " $2 } } END { print bucket }' "$bpf_out")
+        spans=$(awk '/^@us\[probe.tick\]:/ { found = 1; next } found && /^\[/ { gsub(/[|@]/, " "); total += $3 } END { print total + 0 }' "$bpf_out")
+        if grep -qiE "permission|not permitted|could not attach|failed to attach" "$bpf_out" && [ "$spans" -eq 0 ]; then
+            skip bpftrace "bpftrace could not attach here: $(grep -m1 -iE "permission|not permitted|attach" "$bpf_out")"
+        elif [ "$busiest" = "[16, 32)" ] && [ "$spans" -gt 1000 ]; then
+            pass bpftrace "the LiveProcess line read $spans probe.tick ends in 3 s, most in [16, 32) µs (the child's 20 µs spans)"
+        else
+            fail bpftrace "expected most of probe.tick's spans in [16, 32) µs, got '$busiest' of $spans: $(head -c 600 "$bpf_out")"
+        fi
     fi
 fi
 checks_exit validate-probes
