@@ -12,7 +12,6 @@ let package = Package(
     products: [
         .library(name: "Perf", targets: ["Perf"]),
         .library(name: "PerfReport", targets: ["PerfReport"]),
-        .library(name: "PerfCore", targets: ["PerfCore"]),
         .library(name: "JournalKit", targets: ["JournalKit"]),
         .executable(name: "perf-report", targets: ["perf-report"]),
         .executable(name: "perf-bench", targets: ["perf-bench"]),

@@ -55,8 +55,7 @@ let package = Package(
     targets: [
         .executableTarget(
             name: "PerfClientBench",
-            dependencies: [.product(name: "Perf", package: "$(basename "$root")"),
-                           .product(name: "PerfCore", package: "$(basename "$root")")]),
+            dependencies: [.product(name: "Perf", package: "$(basename "$root")")]),
     ],
     swiftLanguageModes: [.v6]
 )
@@ -66,7 +65,6 @@ cat > "$dir/Sources/PerfClientBench/main.swift" <<'SWIFT'
 import Foundation
 import Glibc
 import Perf
-import PerfCore
 
 @inline(never) func blackHole<T>(_ value: T) { withExtendedLifetime(value) {} }
 
@@ -116,7 +114,7 @@ Perf.install(
     Perf.Configuration(directory: directory, app: Perf.AppInfo(name: "perf-client-bench"), recording: .enabled))
 // A program's spans switch to the TSC at the span clock's first re-check, a second after install.
 Thread.sleep(forTimeInterval: 1.5)
-print("span clock: \(SpanClock.shared.source)")
+print("span clock: \(Perf.spanClock)")
 let rounds = 31
 let iterations = 200_000
 let one = measure(rounds: rounds, iterations: iterations)

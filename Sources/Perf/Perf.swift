@@ -116,6 +116,11 @@ public enum Perf {
     /// How a span ended.
     public typealias Exit = SpanExit
 
+    /// The clock spans are timed with now: `tsc` (the CPU's invariant time-stamp counter, scaled
+    /// to nanoseconds) or `monotonic` with the reason the TSC is not used; the TSC is chosen (or
+    /// not) within about a second of install.
+    public static var spanClock: String { SpanClock.shared.source.description }
+
     /// The seam tests and test children use: an injected environment, clock and message sink.
     @discardableResult
     package static func install(
