@@ -28,42 +28,42 @@ import Synchronization
 /// - Note: A file deleted under the writer is noticed by a link-count check every
 ///   ``deletionCheckInterval`` lines; the lines written since the previous check are counted
 ///   as dropped.
-public final class LedgerWriter: Sendable {
+package final class LedgerWriter: Sendable {
     /// The ledger's file name inside the data directory.
-    public static let fileName = "perf-events.jsonl"
+    package static let fileName = "perf-events.jsonl"
     /// The rotated file's name inside the data directory.
-    public static let previousFileName = "perf-events.jsonl.prev"
+    package static let previousFileName = "perf-events.jsonl.prev"
     /// The default cap of each file: 512 KiB.
-    public static let defaultCapBytes = 512 * 1024
+    package static let defaultCapBytes = 512 * 1024
     /// The `cause` of the `dropped` lines the writer writes for lines it could not write itself
     /// (a failed write, a line over the cap, rotation failing past twice the cap, a deleted file).
-    public static let writeCause = "write"
+    package static let writeCause = "write"
     /// How many lines pass between checks that the file is still linked.
-    public static let deletionCheckInterval = 64
+    package static let deletionCheckInterval = 64
 
     /// Counters since the writer was created.
-    public struct Statistics: Sendable, Equatable {
+    package struct Statistics: Sendable, Equatable {
         /// Lines written, gap reports included.
-        public var linesWritten: Int
+        package var linesWritten: Int
         /// Bytes written, newlines included.
-        public var bytesWritten: Int
+        package var bytesWritten: Int
         /// Times the file was renamed to `.prev`.
-        public var rotations: Int
+        package var rotations: Int
         /// Lines that could not be written.
-        public var droppedLines: Int
+        package var droppedLines: Int
         /// `dropped` lines written to report gaps.
-        public var gapReports: Int
+        package var gapReports: Int
         /// `write(2)` calls that wrote whole lines: one per line from ``append(_:)``, one per run
         /// of lines from a batch.
-        public var writeCalls: Int = 0
+        package var writeCalls: Int = 0
     }
 
     /// The ledger file's path.
-    public let path: String
+    package let path: String
     /// The rotated file's path.
-    public let previousPath: String
+    package let previousPath: String
     /// The size at which the file rotates.
-    public let capBytes: Int
+    package let capBytes: Int
 
     let directoryPath: String
     let syscalls: FileSyscalls
@@ -122,7 +122,7 @@ public final class LedgerWriter: Sendable {
     ///   - directory: The data directory; it must exist.
     ///   - capBytes: The size at which the file rotates to `.prev`; default 512 KiB.
     /// - Throws: ``LedgerError`` with code `.open` if the file cannot be opened.
-    public convenience init(directory: URL, capBytes: Int = LedgerWriter.defaultCapBytes) throws(LedgerError) {
+    package convenience init(directory: URL, capBytes: Int = LedgerWriter.defaultCapBytes) throws(LedgerError) {
         try self.init(
             directory: directory, capBytes: capBytes, syscalls: FileSyscalls(), report: PerfState.reportToStandardError)
     }
@@ -164,7 +164,7 @@ public final class LedgerWriter: Sendable {
     /// - Throws: ``LedgerError``: `.write`, `.shortWrite`, `.open`, `.rotate`,
     ///   `.lineTooLong` or `.closed`. The facade swallows these: a host program never fails
     ///   because of its instrumentation.
-    public func append(_ event: LedgerEvent) throws(LedgerError) {
+    package func append(_ event: LedgerEvent) throws(LedgerError) {
         var line = takeBuffer()
         defer { returnBuffer(line) }
         LedgerEncoder.encodeLine(event, into: &line)
@@ -250,7 +250,7 @@ public final class LedgerWriter: Sendable {
     }
 
     /// The counters so far.
-    public var statistics: Statistics {
+    package var statistics: Statistics {
         Statistics(
             linesWritten: linesWritten.load(ordering: .relaxed),
             bytesWritten: bytesWritten.load(ordering: .relaxed),
@@ -264,7 +264,7 @@ public final class LedgerWriter: Sendable {
     ///
     /// Lines still counted as dropped are reported first, in a last `dropped` line written past
     /// the cap if need be (one line), so a gap at the end of a session is not silent.
-    public func close() {
+    package func close() {
         writeFinalGapReport()
         state.withLock {
             $0.closed = true
@@ -436,7 +436,7 @@ extension LedgerWriter {
     /// - Parameters:
     ///   - event: The event to encode.
     ///   - buffer: Receives the bytes; its existing contents are kept.
-    public static func encode(_ event: LedgerEvent, into buffer: inout [UInt8]) {
+    package static func encode(_ event: LedgerEvent, into buffer: inout [UInt8]) {
         LedgerEncoder.encodeLine(event, into: &buffer)
     }
 }
