@@ -67,22 +67,28 @@ else
     skip gdb "gdb is not installed"
 fi
 
+# Prints why COMMAND cannot be used for uprobes here (empty when it can): root, then COMMAND,
+# installed from Debian's PACKAGE when missing.
+uprobe_tool_missing() {
+    local command=$1 package=$2
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "not root: uprobes need root"
+        return
+    fi
+    if ! command -v "$command" >/dev/null; then
+        echo "== $command missing: apt-get install $package" >&2
+        (apt-get install -y -qq "$package" >/dev/null 2>&1 \
+            || { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq "$package" >/dev/null 2>&1; }) || true
+    fi
+    command -v "$command" >/dev/null || echo "$command cannot be had (apt-get install $package failed)"
+}
+
 # --- perf record and perf-report attach: root, perf, tracefs and uprobe events first.
-reason=""
-if [ "$(id -u)" -ne 0 ]; then
-    reason="not root: uprobes need root"
-else
-    if ! command -v perf >/dev/null; then
-        echo "== perf missing: apt-get install linux-perf"
-        (apt-get install -y -qq linux-perf >/dev/null 2>&1 || { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq linux-perf >/dev/null 2>&1; }) || true
-    fi
-    if ! command -v perf >/dev/null; then
-        reason="perf cannot be had (apt-get install linux-perf failed)"
-    elif [ ! -e /sys/kernel/tracing/uprobe_events ]; then
-        [ -e /sys/kernel/tracing/README ] || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true
-        [ -e /sys/kernel/tracing/uprobe_events ] \
-            || reason="no /sys/kernel/tracing/uprobe_events: tracefs cannot be mounted or the kernel has no uprobe events"
-    fi
+reason=$(uprobe_tool_missing perf linux-perf)
+if [ -z "$reason" ] && [ ! -e /sys/kernel/tracing/uprobe_events ]; then
+    [ -e /sys/kernel/tracing/README ] || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true
+    [ -e /sys/kernel/tracing/uprobe_events ] \
+        || reason="no /sys/kernel/tracing/uprobe_events: tracefs cannot be mounted or the kernel has no uprobe events"
 fi
 if [ -n "$reason" ]; then
     skip record "$reason"
@@ -105,16 +111,7 @@ else
 fi
 # --- bpftrace: the documented one-liner, run as printed in LiveProcess.md.
 article=Sources/Perf/Perf.docc/LiveProcess.md
-bpf_reason=""
-if [ "$(id -u)" -ne 0 ]; then
-    bpf_reason="not root: bpftrace's uprobes need root"
-else
-    if ! command -v bpftrace >/dev/null; then
-        echo "== bpftrace missing: apt-get install bpftrace"
-        (apt-get install -y -qq bpftrace >/dev/null 2>&1 || { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq bpftrace >/dev/null 2>&1; }) || true
-    fi
-    command -v bpftrace >/dev/null || bpf_reason="bpftrace cannot be had (apt-get install bpftrace failed)"
-fi
+bpf_reason=$(uprobe_tool_missing bpftrace bpftrace)
 documented=$(grep -m1 "usdt:/proc/" "$article" || true)
 [ -n "$documented" ] || bpf_reason="no bpftrace line in $article"
 if [ -n "$bpf_reason" ]; then
