@@ -81,7 +81,8 @@ let package = Package(
             swiftSettings: strict),
         // The scenario results of perf-reliability (PASS, MISS, SKIPPED); launches nothing.
         .testTarget(
-            name: "PerfReliabilityTests", dependencies: [.target(name: "perf-reliability")], swiftSettings: strict),
+            name: "PerfReliabilityTests", dependencies: [.target(name: "perf-reliability"), "Perf"],
+            swiftSettings: strict),
         .testTarget(
             name: "PerfReportCLITests",
             dependencies: [

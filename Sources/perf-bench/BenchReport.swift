@@ -3,34 +3,9 @@
 import Foundation
 import Perf
 
-struct BenchEnvironment: Codable {
-    var date: String
-    var command: String
-    var cpuModel: String
-    var cores: Int
-    var memoryGiB: Double
-    var kernel: String
-    var swiftVersion: String
-    var buildConfiguration: String
-
-    /// The machine and toolchain, from the same host probe diagnostics and reports use.
-    static func current(command: String) -> BenchEnvironment {
-        let host = HostDescription.current()
-        return BenchEnvironment(
-            date: ISO8601DateFormatter().string(from: Date()),
-            command: command,
-            cpuModel: host.cpuModel.isEmpty ? "unknown" : host.cpuModel,
-            cores: host.cores,
-            memoryGiB: (Double(host.memoryBytes) / 1_073_741_824 * 10).rounded() / 10,
-            kernel: host.kernel,
-            swiftVersion: host.swiftVersion,
-            buildConfiguration: host.buildConfiguration)
-    }
-}
-
 struct BenchDocument: Codable {
     var schemaVersion = 1
-    var environment: BenchEnvironment
+    var environment: RunEnvironment
     var rows: [BenchRow]
     /// Whether this was a `--quick` run.
     var quick = false

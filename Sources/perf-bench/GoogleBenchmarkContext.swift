@@ -2,10 +2,11 @@
 // (CPUs, MHz, caches, load, build type), read from /proc and /sys, plus perf-bench's command.
 import Foundation
 import Glibc
+import Perf
 
 enum GoogleBenchmarkContext {
     /// The context of a run described by `environment`, in Google Benchmark's keys.
-    static func make(_ environment: BenchEnvironment) -> [String: Any] {
+    static func make(_ environment: RunEnvironment) -> [String: Any] {
         var load = [Double](repeating: 0, count: 3)
         let loads = getloadavg(&load, 3)
         return [

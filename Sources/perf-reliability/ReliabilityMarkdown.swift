@@ -2,6 +2,7 @@
 // machine, toolchain, date and command that produced them. Marks are PASS, MISS or SKIPPED; only
 // a MISS fails the run.
 import Foundation
+import Perf
 
 enum ReliabilityMarkdown {
     static func main(_ arguments: [String]) -> Int32 {

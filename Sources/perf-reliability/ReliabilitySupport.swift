@@ -141,27 +141,6 @@ enum Stress {
     }
 }
 
-/// The machine and toolchain a report was made on, from the host probe reports use.
-struct RunEnvironment {
-    var date: String
-    var command: String
-    var cpuModel: String
-    var cores: Int
-    var memoryGiB: Double
-    var kernel: String
-    var swiftVersion: String
-    var buildConfiguration: String
-
-    static func current(command: String) -> RunEnvironment {
-        let host = HostDescription.current()
-        return RunEnvironment(
-            date: ISO8601DateFormatter().string(from: Date()), command: command,
-            cpuModel: host.cpuModel.isEmpty ? "unknown" : host.cpuModel, cores: host.cores,
-            memoryGiB: (Double(host.memoryBytes) / 1_073_741_824 * 10).rounded() / 10, kernel: host.kernel,
-            swiftVersion: host.swiftVersion, buildConfiguration: host.buildConfiguration)
-    }
-}
-
 extension ChildProcess {
     /// The output of the last tool that failed, for error messages.
     nonisolated(unsafe) static var lastToolOutput = ""

@@ -1,6 +1,7 @@
 // A reliability scenario that cannot run here is SKIPPED: never counted as a pass, never failing
 // the run, and told apart in the JSON line, the Markdown mark and the verdict.
 import Foundation
+import Perf
 import Testing
 
 @testable import perf_reliability

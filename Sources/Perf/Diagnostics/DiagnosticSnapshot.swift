@@ -129,68 +129,15 @@ public struct DiagnosticSnapshot: Sendable, Equatable {
 }
 
 /// The machine a snapshot was taken on, with the toolchain and build configuration.
-public struct HostDescription: Sendable, Equatable, Codable {
-    /// Operating system name and version.
-    public var os: String
-    /// Kernel release.
-    public var kernel: String
-    /// CPU architecture.
-    public var arch: String
-    /// CPU model name.
-    public var cpuModel: String
-    /// Online CPU cores.
-    public var cores: Int
-    /// Physical memory in bytes.
-    public var memoryBytes: UInt64
-    /// The Swift compiler version the program was built with.
-    public var swiftVersion: String
-    /// `debug` or `release`.
-    public var buildConfiguration: String
+public typealias HostDescription = SessionInfo.Host
 
-    /// Describes the running machine and this build.
-    public static func current() -> HostDescription {
-        let host = SessionInfo.Host.current()
-        return HostDescription(
-            os: host.os, kernel: host.kernel, arch: host.arch, cpuModel: host.cpuModel, cores: host.cores,
-            memoryBytes: host.memoryBytes, swiftVersion: compilerVersion,
-            buildConfiguration: InstallPolicy.isDebugBuild ? "debug" : "release")
-    }
-
-    /// Creates a description.
-    public init(
-        os: String, kernel: String, arch: String, cpuModel: String, cores: Int, memoryBytes: UInt64,
-        swiftVersion: String, buildConfiguration: String
-    ) {
-        self.os = os
-        self.kernel = kernel
-        self.arch = arch
-        self.cpuModel = cpuModel
-        self.cores = cores
-        self.memoryBytes = memoryBytes
-        self.swiftVersion = swiftVersion
-        self.buildConfiguration = buildConfiguration
-    }
-
+extension SessionInfo.Host {
     var json: ReportJSON {
         .object([
             "os": .string(os), "kernel": .string(kernel), "arch": .string(arch), "cpuModel": .string(cpuModel),
             "cores": .int(Int64(cores)), "memoryBytes": .int(Int64(clamping: memoryBytes)),
             "swiftVersion": .string(swiftVersion), "buildConfiguration": .string(buildConfiguration),
         ])
-    }
-
-    static var compilerVersion: String {
-        #if compiler(>=6.4)
-            return "6.4 or newer"
-        #elseif compiler(>=6.3)
-            return "6.3"
-        #elseif compiler(>=6.2)
-            return "6.2"
-        #elseif compiler(>=6.1)
-            return "6.1"
-        #else
-            return "6.0"
-        #endif
     }
 }
 

@@ -1,28 +1,10 @@
 // What a host program tells Perf at install: where to write, who it is, whether to record.
 import Foundation
+import PerfCore
 
 extension Perf {
     /// Identifies the instrumented program in every file Perf writes.
-    public struct AppInfo: Sendable, Equatable, Codable {
-        /// The program's name; also the last component of the default data directory.
-        public var name: String
-        /// A version string such as `1.4.0`.
-        public var version: String
-        /// A build identifier such as `812`.
-        public var build: String
-
-        /// Creates app info.
-        public init(name: String, version: String = "0", build: String = "0") {
-            self.name = name
-            self.version = version
-            self.build = build
-        }
-
-        /// The running executable's name, for programs that do not say.
-        public static var current: AppInfo {
-            AppInfo(name: URL(fileURLWithPath: CommandLine.arguments.first ?? "app").lastPathComponent)
-        }
-    }
+    public typealias AppInfo = SessionInfo.App
 
     /// Whether Perf writes anything to disk.
     ///

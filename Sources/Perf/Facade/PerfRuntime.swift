@@ -96,9 +96,7 @@ final class PerfRuntime: Sendable {
         let notifier = notifier(environment: environment, report: report)
         let record = decision.record
         let info = SessionInfo(
-            pid: getpid(), startWallNanos: clock.wallNanos(),
-            app: SessionInfo.App(
-                name: configuration.app.name, version: configuration.app.version, build: configuration.app.build))
+            pid: getpid(), startWallNanos: clock.wallNanos(), app: configuration.app)
         func runtime(
             memory: SpanMemory?, directory: URL?, ledger: LedgerWriter?, queue: LedgerQueue? = nil,
             session: LiveSession?

@@ -22,7 +22,7 @@ enum RecoveredDiagnostics {
         }
         return DiagnosticSnapshot(
             session: recovered.id, takenAtMs: takenAtMs, reason: reason,
-            app: Perf.AppInfo(name: info.app.name, version: info.app.version, build: info.app.build),
+            app: info.app,
             host: .current(), process: ProcessFigures(), spans: memory.histograms, hangs: [:], intervals: intervals,
             spanSites: memory.sites, spanTallies: memory.tallies)
     }

@@ -1,4 +1,5 @@
-// Reads the host description from uname and /proc: the only file I/O SessionInfo does.
+// Reads the host description from uname and /proc (the only file I/O SessionInfo does), and
+// names the compiler and configuration of this build.
 import Foundation
 
 #if canImport(Glibc)
@@ -15,7 +16,33 @@ enum HostProbe {
             arch: names.machine,
             cpuModel: cpuModel(),
             cores: ProcessInfo.processInfo.activeProcessorCount,
-            memoryBytes: ProcessInfo.processInfo.physicalMemory)
+            memoryBytes: ProcessInfo.processInfo.physicalMemory,
+            swiftVersion: compilerVersion,
+            buildConfiguration: buildConfiguration)
+    }
+
+    /// The compiler this build was made with, to its minor version.
+    static var compilerVersion: String {
+        #if compiler(>=6.4)
+            return "6.4 or newer"
+        #elseif compiler(>=6.3)
+            return "6.3"
+        #elseif compiler(>=6.2)
+            return "6.2"
+        #elseif compiler(>=6.1)
+            return "6.1"
+        #else
+            return "6.0"
+        #endif
+    }
+
+    /// `debug` or `release`: every module of the package is built in the same configuration.
+    static var buildConfiguration: String {
+        #if DEBUG
+            return "debug"
+        #else
+            return "release"
+        #endif
     }
 
     /// `PRETTY_NAME` from os-release, falling back to uname's system name.

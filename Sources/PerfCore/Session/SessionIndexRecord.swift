@@ -71,16 +71,10 @@ enum SessionIndexCodec {
     static let maximumMs: Int64 = 253_402_300_799_999
 
     private struct Wire: Codable {
-        struct App: Codable {
-            var name: String
-            var version: String
-            var build: String
-        }
-
         var version: Int?
         var id: String?
         var pid: Int64?
-        var app: App?
+        var app: SessionInfo.App?
         var startedAtMs: Int64?
         var status: String?
         var endedAtMs: Int64?
@@ -90,7 +84,7 @@ enum SessionIndexCodec {
             version = SessionIndexCodec.version
             id = record.id
             pid = Int64(record.pid)
-            app = App(name: record.app.name, version: record.app.version, build: record.app.build)
+            app = record.app
             startedAtMs = record.startedAtMs
             status = record.status.rawValue
             endedAtMs = record.endedAtMs
@@ -105,7 +99,7 @@ enum SessionIndexCodec {
             version = (try? container.decodeIfPresent(Int.self, forKey: .version)) ?? nil
             id = (try? container.decodeIfPresent(String.self, forKey: .id)) ?? nil
             pid = (try? container.decodeIfPresent(Int64.self, forKey: .pid)) ?? nil
-            app = (try? container.decodeIfPresent(App.self, forKey: .app)) ?? nil
+            app = (try? container.decodeIfPresent(SessionInfo.App.self, forKey: .app)) ?? nil
             startedAtMs = (try? container.decodeIfPresent(Int64.self, forKey: .startedAtMs)) ?? nil
             status = (try? container.decodeIfPresent(String.self, forKey: .status)) ?? nil
             endedAtMs = (try? container.decodeIfPresent(Int64.self, forKey: .endedAtMs)) ?? nil
@@ -134,9 +128,9 @@ enum SessionIndexCodec {
             let status = wire.status.flatMap(SessionIndexRecord.Status.init(rawValue:))
         else { return nil }
         let pid = wire.pid.flatMap { Int32(exactly: $0) } ?? 0
-        let app = wire.app.map { SessionInfo.App(name: $0.name, version: $0.version, build: $0.build) }
         return SessionIndexRecord(
-            id: id, pid: pid, app: app ?? SessionInfo.App(name: ""), startedAtMs: startedAtMs, status: status,
+            id: id, pid: pid, app: wire.app ?? SessionInfo.App(name: "", version: "", build: ""),
+            startedAtMs: startedAtMs, status: status,
             endedAtMs: wire.endedAtMs.flatMap(time), lastAliveAtMs: wire.lastAliveAtMs.flatMap(time))
     }
 

@@ -7,9 +7,11 @@ import Foundation
 /// It deliberately holds no hostname and no user name: the data directory may be exported to
 /// someone who should learn the machine's shape, not who used it.
 public struct SessionInfo: Codable, Sendable, Equatable {
-    /// The program that ran.
+    /// The program that ran: the one description of an instrumented program, which
+    /// `Perf.AppInfo`, diagnostic payloads and the report model name too.
     public struct App: Codable, Sendable, Equatable {
-        /// The program's name, e.g. `"myservice"`.
+        /// The program's name, e.g. `"myservice"`; also the last component of Perf's default
+        /// data directory.
         public var name: String
         /// Its marketing version, e.g. `"1.4.0"`.
         public var version: String
@@ -17,14 +19,24 @@ public struct SessionInfo: Codable, Sendable, Equatable {
         public var build: String
 
         /// Creates an app description.
-        public init(name: String, version: String = "", build: String = "") {
+        public init(name: String, version: String = "0", build: String = "0") {
             self.name = name
             self.version = version
             self.build = build
         }
+
+        /// The running executable's name, for programs that do not say.
+        public static var current: App {
+            App(name: URL(fileURLWithPath: CommandLine.arguments.first ?? "app").lastPathComponent)
+        }
     }
 
-    /// The machine it ran on, without anything that identifies a person or a host by name.
+    /// The machine it ran on, without anything that identifies a person or a host by name, and
+    /// the toolchain and configuration the program was built with: the one host description,
+    /// which `HostDescription`, diagnostic payloads and the report model name too.
+    ///
+    /// The journal header records the machine only: a session read back from its journal has an
+    /// empty ``swiftVersion`` and ``buildConfiguration``.
     public struct Host: Codable, Sendable, Equatable {
         /// The operating system, e.g. `"Ubuntu 24.04.1 LTS"` (from `/etc/os-release`).
         public var os: String
@@ -38,18 +50,28 @@ public struct SessionInfo: Codable, Sendable, Equatable {
         public var cores: Int
         /// Physical memory in bytes.
         public var memoryBytes: UInt64
+        /// The Swift compiler version the program was built with, e.g. `"6.3"`.
+        public var swiftVersion: String
+        /// `debug` or `release`.
+        public var buildConfiguration: String
 
         /// Creates a host description; ``current()`` reads the running machine's.
-        public init(os: String, kernel: String, arch: String, cpuModel: String, cores: Int, memoryBytes: UInt64) {
+        public init(
+            os: String, kernel: String, arch: String, cpuModel: String, cores: Int, memoryBytes: UInt64,
+            swiftVersion: String = "", buildConfiguration: String = ""
+        ) {
             self.os = os
             self.kernel = kernel
             self.arch = arch
             self.cpuModel = cpuModel
             self.cores = cores
             self.memoryBytes = memoryBytes
+            self.swiftVersion = swiftVersion
+            self.buildConfiguration = buildConfiguration
         }
 
-        /// The machine this process runs on, read from `uname`, `/etc/os-release` and `/proc`.
+        /// The machine this process runs on, read from `uname`, `/etc/os-release` and `/proc`, and
+        /// this build's compiler and configuration.
         ///
         /// Fields that cannot be read are left empty rather than failing: a session must start
         /// even in a container with a stripped `/proc`.

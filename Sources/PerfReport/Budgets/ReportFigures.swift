@@ -89,7 +89,7 @@ public struct ReportFigures: Sendable, Equatable {
             ("swiftVersion", host?.swiftVersion),
         ]
         environment = known.reduce(into: [:]) { result, entry in
-            if let value = entry.1 { result[entry.0] = value }
+            if let value = entry.1, !value.isEmpty { result[entry.0] = value }
         }
     }
 

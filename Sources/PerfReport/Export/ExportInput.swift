@@ -204,16 +204,13 @@ public struct ExportInput: Sendable {
     /// The export input of a report already read.
     public init(report: PerformanceReport, path: String) {
         self.path = path
+        // What the report leaves out reads as empty: an unnamed version or build is "0", and a
+        // host without an operating system is none.
         app = Perf.AppInfo(
-            name: report.app?.name ?? "unknown", version: report.app?.version ?? "0", build: report.app?.build ?? "0")
-        host = report.host.flatMap { host in
-            host.os.map { os in
-                HostDescription(
-                    os: os, kernel: host.kernel ?? "", arch: host.arch ?? "", cpuModel: host.cpuModel ?? "",
-                    cores: host.cores ?? 0, memoryBytes: UInt64(max(0, host.memoryBytes ?? 0)),
-                    swiftVersion: host.swiftVersion ?? "", buildConfiguration: host.buildConfiguration ?? "")
-            }
-        }
+            name: report.app?.name ?? "unknown",
+            version: report.app.map { $0.version.isEmpty ? "0" : $0.version } ?? "0",
+            build: report.app.map { $0.build.isEmpty ? "0" : $0.build } ?? "0")
+        host = report.host.flatMap { $0.os.isEmpty ? nil : $0 }
         generatedAtUnixNanos = report.generatedAt.flatMap(ExportReading.unixNanos) ?? 0
         sessions = report.sessions.map { session in
             Session(

@@ -37,58 +37,64 @@ extension PerformanceReport {
         }
     }
 
-    /// One ledger line (schema v1 of `perf-events.jsonl`), as the report carries it.
+    /// One ledger line (schema v1 of `perf-events.jsonl`), as the report carries it: the ledger's
+    /// own ``LedgerEvent``, whose fields read through this value (`event.durationMs`), with its
+    /// time, kind, exit and count in the report's types.
+    @dynamicMemberLookup
     public struct Event: Codable, Sendable, Equatable {
-        /// The line's schema version (`v`).
-        public var version: Int?
-        /// When it happened (`ts`): the end of a span or hang.
-        public var timestamp: Timestamp
-        /// The session that wrote it.
-        public var session: String
-        /// What it records.
-        public var kind: Kind
-        /// The span, note or watchdog-target name.
-        public var name: String
-        /// Duration of a span, hang or hitch, in milliseconds.
-        public var durationMs: Double?
-        /// A span's budget, in milliseconds.
-        public var budgetMs: Double?
-        /// How a span ended.
-        public var exit: Exit?
-        /// The privacy-filtered detail.
-        public var detail: String?
-        /// The item count a span reported.
-        public var count: Int64?
-        /// The call site, `Module/File.swift:line`.
-        public var site: String?
-        /// A hang's bounds in milliseconds: ping sent → served, and last idle ping → served.
-        public var lowerMs: Double?, upperMs: Double?
-        /// The stall a hang was classified on, in milliseconds.
-        public var stallMs: Double?
-        /// Whether the process died in the hang.
-        public var fatal: Bool?
-        /// Why a hang was not blamed (`process stopped`, …).
-        public var suppressed: String?
-        /// The blocked thread, `name (tid N, state S)`.
-        public var thread: String?
-        /// The blocked thread's frames.
-        public var stack: [String]?
-        /// Frames present in every sample of the hang.
-        public var stuckFrames: [String]?
-        /// The frame the hang is blamed on.
-        public var culprit: String?
-        /// Keys outside the fixed schema (`app`, `version`, `pid` on session lines, `path` on
-        /// diagnostic lines, `reason` on spans, …), as the ledger keeps them.
-        public var extra: [String: LedgerValue]
+        /// The line as the ledger holds it.
+        public var line: LedgerEvent
+        /// Whether the line names its schema version: a report line without `v` is read, and
+        /// written back, without one.
+        private var namesVersion = true
+
+        /// Wraps a ledger line.
+        public init(_ line: LedgerEvent) { self.line = line }
 
         /// Creates a line with the common keys; set the others afterwards.
         public init(kind: Kind, name: String, session: String, timestamp: Timestamp) {
-            self.version = LedgerEvent.currentVersion
-            self.timestamp = timestamp
-            self.session = session
-            self.kind = kind
-            self.name = name
-            self.extra = [:]
+            line = LedgerEvent(
+                kind: LedgerEvent.Kind(rawValue: kind.rawValue), name: name, session: session,
+                timestampMs: timestamp.unixMs)
+        }
+
+        /// A field of the line (`durationMs`, `site`, `extra`, …).
+        public subscript<Value>(dynamicMember field: WritableKeyPath<LedgerEvent, Value>) -> Value {
+            get { line[keyPath: field] }
+            set { line[keyPath: field] = newValue }
+        }
+
+        /// The line's schema version (`v`), when it names one.
+        public var version: Int? {
+            get { namesVersion ? line.version : nil }
+            set {
+                namesVersion = newValue != nil
+                line.version = newValue ?? LedgerEvent.currentVersion
+            }
+        }
+
+        /// When it happened (`ts`): the end of a span or hang.
+        public var timestamp: Timestamp {
+            get { Timestamp(unixMs: line.timestampMs) }
+            set { line.timestampMs = newValue.unixMs }
+        }
+
+        /// What it records.
+        public var kind: Kind {
+            get { Kind(rawValue: line.kind.rawValue) }
+            set { line.kind = LedgerEvent.Kind(rawValue: newValue.rawValue) }
+        }
+
+        /// How a span ended.
+        public var exit: Exit? {
+            get { line.exit.map(Exit.init(rawValue:)) }
+            set { line.exit = newValue?.rawValue }
+        }
+
+        /// The item count a span reported.
+        public var count: Int64? {
+            get { line.count.map(Int64.init) }
+            set { line.count = newValue.map { Int(truncatingIfNeeded: $0) } }
         }
 
         enum CodingKeys: String, CodingKey, CaseIterable {
@@ -100,31 +106,31 @@ extension PerformanceReport {
         public init(from decoder: any Decoder) throws {
             let context = decoder.reportContext
             let container = try decoder.container(keyedBy: CodingKeys.self)
-            timestamp = try container.required(.timestamp)
-            kind = try container.required(.kind)
-            name = try container.required(.name)
-            session = try container.required(.session)
+            let timestamp: Timestamp = try container.required(.timestamp)
+            let kind: Kind = try container.required(.kind)
+            let name: String = try container.required(.name)
+            let session: String = try container.required(.session)
+            self.init(kind: kind, name: name, session: session, timestamp: timestamp)
             version = try container.optional(.version, context)
-            durationMs = try container.optional(.durationMs, context)
-            budgetMs = try container.optional(.budgetMs, context)
+            line.durationMs = try container.optional(.durationMs, context)
+            line.budgetMs = try container.optional(.budgetMs, context)
             exit = try container.optional(.exit, context)
-            detail = try container.optional(.detail, context)
+            line.detail = try container.optional(.detail, context)
             count = try container.optional(.count, context)
-            site = try container.optional(.site, context)
-            lowerMs = try container.optional(.lowerMs, context)
-            upperMs = try container.optional(.upperMs, context)
-            stallMs = try container.optional(.stallMs, context)
-            fatal = try container.optional(.fatal, context)
-            suppressed = try container.optional(.suppressed, context)
-            thread = try container.optional(.thread, context)
-            stack = try container.optional(.stack, context)
-            stuckFrames = try container.optional(.stuckFrames, context)
-            culprit = try container.optional(.culprit, context)
-            extra = [:]
+            line.site = try container.optional(.site, context)
+            line.lowerMs = try container.optional(.lowerMs, context)
+            line.upperMs = try container.optional(.upperMs, context)
+            line.stallMs = try container.optional(.stallMs, context)
+            line.fatal = try container.optional(.fatal, context)
+            line.suppressed = try container.optional(.suppressed, context)
+            line.thread = try container.optional(.thread, context)
+            line.stack = try container.optional(.stack, context)
+            line.stuckFrames = try container.optional(.stuckFrames, context)
+            line.culprit = try container.optional(.culprit, context)
             let open = try decoder.container(keyedBy: ReportKey.self)
             for key in open.allKeys where CodingKeys(stringValue: key.stringValue) == nil {
                 // As the ledger reader does: a null or nested value is not kept.
-                if let value = try? open.decode(LedgerValue.self, forKey: key) { extra[key.stringValue] = value }
+                if let value = try? open.decode(LedgerValue.self, forKey: key) { line.extra[key.stringValue] = value }
             }
         }
 
@@ -133,26 +139,26 @@ extension PerformanceReport {
             var container = encoder.container(keyedBy: CodingKeys.self)
             try container.encodeIfPresent(version, forKey: .version)
             try container.encode(timestamp, forKey: .timestamp)
-            try container.encode(session, forKey: .session)
+            try container.encode(line.session, forKey: .session)
             try container.encode(kind, forKey: .kind)
-            try container.encode(name, forKey: .name)
-            try container.encodeIfPresent(durationMs, forKey: .durationMs)
-            try container.encodeIfPresent(budgetMs, forKey: .budgetMs)
+            try container.encode(line.name, forKey: .name)
+            try container.encodeIfPresent(line.durationMs, forKey: .durationMs)
+            try container.encodeIfPresent(line.budgetMs, forKey: .budgetMs)
             try container.encodeIfPresent(exit, forKey: .exit)
-            try container.encodeIfPresent(detail, forKey: .detail)
+            try container.encodeIfPresent(line.detail, forKey: .detail)
             try container.encodeIfPresent(count, forKey: .count)
-            try container.encodeIfPresent(site, forKey: .site)
-            try container.encodeIfPresent(lowerMs, forKey: .lowerMs)
-            try container.encodeIfPresent(upperMs, forKey: .upperMs)
-            try container.encodeIfPresent(stallMs, forKey: .stallMs)
-            try container.encodeIfPresent(fatal, forKey: .fatal)
-            try container.encodeIfPresent(suppressed, forKey: .suppressed)
-            try container.encodeIfPresent(thread, forKey: .thread)
-            try container.encodeIfPresent(stack, forKey: .stack)
-            try container.encodeIfPresent(stuckFrames, forKey: .stuckFrames)
-            try container.encodeIfPresent(culprit, forKey: .culprit)
+            try container.encodeIfPresent(line.site, forKey: .site)
+            try container.encodeIfPresent(line.lowerMs, forKey: .lowerMs)
+            try container.encodeIfPresent(line.upperMs, forKey: .upperMs)
+            try container.encodeIfPresent(line.stallMs, forKey: .stallMs)
+            try container.encodeIfPresent(line.fatal, forKey: .fatal)
+            try container.encodeIfPresent(line.suppressed, forKey: .suppressed)
+            try container.encodeIfPresent(line.thread, forKey: .thread)
+            try container.encodeIfPresent(line.stack, forKey: .stack)
+            try container.encodeIfPresent(line.stuckFrames, forKey: .stuckFrames)
+            try container.encodeIfPresent(line.culprit, forKey: .culprit)
             var open = encoder.container(keyedBy: ReportKey.self)
-            for (key, value) in extra where CodingKeys(stringValue: key) == nil {
+            for (key, value) in line.extra where CodingKeys(stringValue: key) == nil {
                 try open.encode(value, forKey: ReportKey(key))
             }
         }

@@ -5,92 +5,49 @@ import Perf
 import PerfCore
 
 extension PerformanceReport {
-    /// The instrumented program.
-    public struct App: Codable, Sendable, Equatable {
-        /// Its name.
-        public var name: String
-        /// Its version, when known.
-        public var version: String?
-        /// Its build, when known.
-        public var build: String?
+    /// The instrumented program (the runtime's ``Perf/AppInfo``). A report that names the program
+    /// from a ledger line alone has no build: it reads as empty, as does any absent version.
+    public typealias App = Perf.AppInfo
 
-        /// Creates app info.
-        public init(name: String, version: String? = nil, build: String? = nil) {
-            self.name = name
-            self.version = version
-            self.build = build
-        }
+    /// The machine a snapshot was taken on (the runtime's ``HostDescription``). Every key is
+    /// optional in the reading: an absent one reads as empty, or 0.
+    public typealias Host = HostDescription
+
+    /// The report's reading of ``App``: `name` is required, `version` and `build` may be absent
+    /// or `null`.
+    struct DecodedApp: Decodable {
+        var app: App
 
         enum CodingKeys: String, CodingKey { case name, version, build }
 
-        /// Reads the object; `name` is required.
-        public init(from decoder: any Decoder) throws {
+        init(from decoder: any Decoder) throws {
             let context = decoder.reportContext
             let container = try decoder.container(keyedBy: CodingKeys.self)
-            name = try container.required(.name)
-            version = try container.optional(.version, context)
-            build = try container.optional(.build, context)
+            app = App(
+                name: try container.required(.name), version: try container.optional(.version, context) ?? "",
+                build: try container.optional(.build, context) ?? "")
         }
     }
 
-    /// The machine a snapshot was taken on, as far as the report says (every key is optional).
-    public struct Host: Codable, Sendable, Equatable {
-        /// Operating system name and version.
-        public var os: String?
-        /// Kernel release.
-        public var kernel: String?
-        /// CPU architecture.
-        public var arch: String?
-        /// CPU model name.
-        public var cpuModel: String?
-        /// Online CPU cores.
-        public var cores: Int?
-        /// Physical memory in bytes.
-        public var memoryBytes: Int64?
-        /// The Swift compiler version the program was built with.
-        public var swiftVersion: String?
-        /// `debug` or `release`.
-        public var buildConfiguration: String?
-
-        /// Creates a host description.
-        public init(
-            os: String? = nil, kernel: String? = nil, arch: String? = nil, cpuModel: String? = nil, cores: Int? = nil,
-            memoryBytes: Int64? = nil, swiftVersion: String? = nil, buildConfiguration: String? = nil
-        ) {
-            self.os = os
-            self.kernel = kernel
-            self.arch = arch
-            self.cpuModel = cpuModel
-            self.cores = cores
-            self.memoryBytes = memoryBytes
-            self.swiftVersion = swiftVersion
-            self.buildConfiguration = buildConfiguration
-        }
-
-        /// The report's form of a snapshot's host.
-        public init(_ host: HostDescription) {
-            self.init(
-                os: host.os, kernel: host.kernel, arch: host.arch, cpuModel: host.cpuModel, cores: host.cores,
-                memoryBytes: Int64(clamping: host.memoryBytes), swiftVersion: host.swiftVersion,
-                buildConfiguration: host.buildConfiguration)
-        }
+    /// The report's reading of ``Host``: every key may be absent or `null`.
+    struct DecodedHost: Decodable {
+        var host: Host
 
         enum CodingKeys: String, CodingKey {
             case os, kernel, arch, cpuModel, cores, memoryBytes, swiftVersion, buildConfiguration
         }
 
-        /// Reads the object.
-        public init(from decoder: any Decoder) throws {
+        init(from decoder: any Decoder) throws {
             let context = decoder.reportContext
             let container = try decoder.container(keyedBy: CodingKeys.self)
-            os = try container.optional(.os, context)
-            kernel = try container.optional(.kernel, context)
-            arch = try container.optional(.arch, context)
-            cpuModel = try container.optional(.cpuModel, context)
-            cores = try container.optional(.cores, context)
-            memoryBytes = try container.optional(.memoryBytes, context)
-            swiftVersion = try container.optional(.swiftVersion, context)
-            buildConfiguration = try container.optional(.buildConfiguration, context)
+            let memoryBytes: Int64 = try container.optional(.memoryBytes, context) ?? 0
+            host = Host(
+                os: try container.optional(.os, context) ?? "", kernel: try container.optional(.kernel, context) ?? "",
+                arch: try container.optional(.arch, context) ?? "",
+                cpuModel: try container.optional(.cpuModel, context) ?? "",
+                cores: try container.optional(.cores, context) ?? 0, memoryBytes: UInt64(max(0, memoryBytes)),
+                swiftVersion: try container.optional(.swiftVersion, context) ?? "",
+                buildConfiguration: try container.optional(.buildConfiguration, context) ?? "")
         }
     }
 

@@ -176,8 +176,8 @@ public struct PerformanceReport: Codable, Sendable, Equatable {
         schemaVersion = Int(version)
         generatedAt = try container.optional(.generatedAt, context)
         generator = try container.optional(.generator, context)
-        app = try container.optional(.app, context)
-        host = try container.optional(.host, context)
+        app = try container.optional(.app, context, as: DecodedApp.self)?.app
+        host = try container.optional(.host, context, as: DecodedHost.self)?.host
         sessions = try container.list(.sessions, context)
         maxConcurrentSessions = try container.optional(.maxConcurrentSessions, context)
         spans = try container.map(.spans, context)

@@ -170,8 +170,8 @@ public struct ReportSummary: Sendable, Equatable {
         self.path = path
         let app = report.app
         self.app =
-            (app?.name ?? "unknown app") + (app?.version.map { " " + $0 } ?? "")
-            + (app?.build.map { " (build \($0))" } ?? "")
+            (app?.name ?? "unknown app") + (app.map { $0.version.isEmpty ? "" : " " + $0.version } ?? "")
+            + (app.map { $0.build.isEmpty ? "" : " (build \($0.build))" } ?? "")
         generatedAt = report.generatedAt?.description ?? "unknown"
         spans = report.spans.map(Self.row)
             .sorted { $0.p95Ms != $1.p95Ms ? $0.p95Ms > $1.p95Ms : $0.name < $1.name }
