@@ -115,8 +115,9 @@ import Testing
             let budgets = try BudgetFixture.budgets(#"{"version":1,"spans":[{"match":"\#(match)"}]}"#)
             #expect(budgets.spans.count == 1, "\(match)")
         }
-        #expect(BudgetsReader.trailingComma(in: Array(#"{"a":[1,2],"b":"x,}"}"#.utf8)) == nil)
-        #expect(BudgetsReader.trailingComma(in: Array(#"{"a":"\\",}"#.utf8))?.column == 10)
+        #expect((try? JSONScanner(Array(#"{"a":[1,2],"b":"x,}"}"#.utf8))) != nil)
+        let result = Result { () throws(JSONSyntaxError) in try JSONScanner(Array(#"{"a":"\\",}"#.utf8)) }
+        if case .failure(let error) = result { #expect(error.column == 10 && error.kind == .trailingComma) }
     }
 
     @Test(arguments: [

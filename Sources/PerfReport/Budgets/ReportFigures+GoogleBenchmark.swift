@@ -38,6 +38,11 @@ extension ReportFigures {
     /// - Throws: ``Perf/ReportError`` with code `invalidReport` naming the file and the entry at
     ///   fault when the structure is not Google Benchmark's.
     public init(googleBenchmark bytes: [UInt8], path: String) throws(Perf.ReportError) {
+        do {
+            _ = try JSONScanner(bytes)
+        } catch {
+            throw Self.invalid(path, error.notJSON)
+        }
         let file: GoogleBenchmarkFile
         do {
             file = try JSONDecoder().decode(GoogleBenchmarkFile.self, from: Data(bytes))

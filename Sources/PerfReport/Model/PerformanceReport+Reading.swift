@@ -49,6 +49,19 @@ extension ReportDecodingContext {
     }
 }
 
+extension PerformanceReport {
+    /// Why `bytes` the scanner refused are not a report: bad UTF-8 with its byte, a ledger with
+    /// what it is, a truncated file, or the line, column and rule of the first byte that is not
+    /// JSON.
+    static func notJSON(_ bytes: [UInt8], path: String, _ error: JSONSyntaxError) -> String {
+        if let offset = JSONScanner.firstInvalidUTF8(bytes) {
+            return "not valid JSON (invalid UTF-8 at byte \(offset))"
+        }
+        if let ledger = LedgerLookalike.problem(bytes, path: path) { return ledger }
+        return error.notJSON
+    }
+}
+
 extension PerformanceReport.Problem {
     /// The problem a decode noted.
     init(_ problem: DecodingProblem) { self.init(path: problem.path, message: problem.message) }
