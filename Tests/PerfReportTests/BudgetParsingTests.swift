@@ -1,5 +1,6 @@
 // The budgets file: unit strings, strictness, and errors that name the rule.
 import Perf
+import PerfCore
 import Testing
 
 @testable import PerfReport

@@ -2,6 +2,7 @@
 // lazy decoder and the report reader accept the same valid documents and refuse the same trailing
 // comma, at the same place, where Foundation's JSONDecoder reads it.
 import Foundation
+import PerfCore
 import PerfTestSupport
 import Testing
 

@@ -3,6 +3,7 @@
 // a ReportError naming the file; a lenient reading accepts whatever a strict one does, and more.
 // The seed is printed on failure; PERF_TEST_SEED replays it.
 import Foundation
+import PerfCore
 import PerfReport
 import PerfTestSupport
 import Testing

@@ -1,5 +1,7 @@
 // The lazy decoder's document: the input validated by ``JSONScanner``, which also says where
 // each object and array ends, so a container a type never reads is skipped without being read.
+import PerfCore
+
 package final class LazyJSONDocument {
     let bytes: [UInt8]
     private let scanner: JSONScanner

@@ -1,4 +1,5 @@
 // A tolerant parser for one ledger line: one JSON object, never a crash on any bytes.
+import PerfCore
 
 /// Parses one line of `perf-events.jsonl` into an event, or returns nil.
 ///

@@ -2,6 +2,7 @@ import Foundation
 // Reading perf-budgets.json: strict, because a typo in a budgets file must not silently turn a
 // gate off. Unknown keys, unknown metrics and unitless times are errors that name the rule.
 import Perf
+import PerfCore
 
 extension Budgets {
     /// The format version this build reads.

@@ -2,6 +2,7 @@ import Foundation
 // Google Benchmark JSON (`--benchmark_format=json`, `perf-bench --gbench`) read as report figures,
 // so `perf-report check` and `compare` gate benchmark runs with the same budgets file as reports.
 import Perf
+import PerfCore
 
 extension ReportFigures {
     /// Reads a Google Benchmark JSON file (the format `--benchmark_format=json` and

@@ -2,6 +2,7 @@
 // what it refuses is said the same way for reports, budgets and Google Benchmark files.
 import Foundation
 import Perf
+import PerfCore
 
 extension JSONSyntaxError {
     /// `not valid JSON (truncated or corrupt)` when the text ends inside a value, else `not

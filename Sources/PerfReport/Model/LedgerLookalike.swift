@@ -2,6 +2,7 @@
 // it, instead of "not valid JSON".
 import Foundation
 import Perf
+import PerfCore
 
 enum LedgerLookalike {
     /// The longest first line looked at: a ledger line is far shorter.

@@ -2,6 +2,7 @@
 // leniently (such a value is left out and listed), through the decoding in Perf's `Decoding/`.
 import Foundation
 import Perf
+import PerfCore
 
 extension PerformanceReport {
     /// How a reader treats values of the wrong type. Either way, unknown keys are ignored, an

@@ -2,6 +2,7 @@
 // reader (summary, budgets, compare, the exporters) reads, through one decoder.
 import Foundation
 import Perf
+import PerfCore
 
 /// A performance report: the typed form of `performance-report.json` (schema `perf-report`).
 ///

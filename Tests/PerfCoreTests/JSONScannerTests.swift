@@ -1,10 +1,9 @@
 // The one JSON scanner: RFC 8259 strictly, errors placed by byte, line and column, and no byte
 // sequence that traps or stalls it. The seed is printed on failure; PERF_TEST_SEED replays it.
 import Foundation
+import PerfCore
 import PerfTestSupport
 import Testing
-
-@testable import Perf
 
 @Suite struct JSONScannerTests {
     static func scan(_ text: String, maximumDepth: Int = JSONScanner.defaultMaximumDepth) -> Result<

@@ -1,6 +1,8 @@
-// The one validating pass every JSON reader of the package stands on: the ledger's line parser,
-// the lazy decoder and the budgets reader. It checks RFC 8259 strictly and remembers where each
-// object and array ends, so readers walk the validated bytes without checking them again.
+// The one validating pass every JSON reader of the package stands on: the ledger's line parser
+// and the lazy decoder walk what it validated; reports, budgets, session index records and
+// histogram JSON are checked by it before they are decoded. It checks RFC 8259 strictly and
+// remembers where each object and array ends, so readers walk the bytes without checking them
+// again.
 
 /// Where a JSON text stops being JSON: the byte offset, its line and column, and what is wrong.
 package struct JSONSyntaxError: Error, Equatable, CustomStringConvertible {
