@@ -1,5 +1,6 @@
 // The budgets file: unit strings, strictness, and errors that name the rule.
 import Perf
+import PerfCore
 import Testing
 
 @testable import PerfReport
@@ -115,8 +116,9 @@ import Testing
             let budgets = try BudgetFixture.budgets(#"{"version":1,"spans":[{"match":"\#(match)"}]}"#)
             #expect(budgets.spans.count == 1, "\(match)")
         }
-        #expect(BudgetsReader.trailingComma(in: Array(#"{"a":[1,2],"b":"x,}"}"#.utf8)) == nil)
-        #expect(BudgetsReader.trailingComma(in: Array(#"{"a":"\\",}"#.utf8))?.column == 10)
+        #expect((try? JSONScanner(Array(#"{"a":[1,2],"b":"x,}"}"#.utf8))) != nil)
+        let result = Result { () throws(JSONSyntaxError) in try JSONScanner(Array(#"{"a":"\\",}"#.utf8)) }
+        if case .failure(let error) = result { #expect(error.column == 10 && error.kind == .trailingComma) }
     }
 
     @Test(arguments: [

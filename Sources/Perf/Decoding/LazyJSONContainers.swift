@@ -85,7 +85,7 @@ struct LazyJSONValueDecoder: Decoder {
 
     func number(_ type: Double.Type) throws -> Double {
         guard isNumber() else { throw mismatch(Double.self) }
-        guard document.isWellFormedNumber(at: start), let value = Double(document.numberText(at: start)),
+        guard let value = Double(document.numberText(at: start)),
             value.isFinite
         else { throw notRepresentable("a finite number") }
         return value
@@ -132,7 +132,7 @@ struct LazyJSONKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
                     .init(codingPath: decoder.codingPath, debugDescription: "invalid key"))
             }
             names.append(name)
-            position = (try? document.stringEnd(position)) ?? end
+            position = document.stringEnd(position)
             document.skipSpace(&position)
             position += 1
             document.skipSpace(&position)
@@ -298,7 +298,7 @@ extension LazyJSONValueDecoder {
         while true {
             document.skipSpace(&position)
             guard position < end, bytes[position] == UInt8(ascii: "\"") else { break }
-            let keyEnd = try document.stringEnd(position)
+            let keyEnd = document.stringEnd(position)
             let raw = bytes[(position + 1)..<(keyEnd - 1)]
             let name =
                 raw.contains(UInt8(ascii: "\\"))

@@ -7,10 +7,11 @@
 
 /// Decodes a `Decodable` from UTF-8 JSON bytes, lazily.
 ///
-/// The whole input is scanned first (structure, strings, escapes; nesting at most 128 deep), so
-/// JSON that is malformed anywhere is rejected; as with JSONDecoder, a number's grammar, a
-/// string's UTF-8 and control characters are checked when the value is read, and an array or an
-/// object may end with a comma. Errors are `DecodingError`s with the coding paths JSONDecoder gives.
+/// The whole input is validated first by ``JSONScanner`` (RFC 8259 strictly: numbers, strings,
+/// UTF-8, escapes, no trailing comma; nesting at most 128 deep), so JSON that is malformed
+/// anywhere is rejected, even in a member no type reads. A surrogate escape without its pair is
+/// an error when the string is read. Errors are `DecodingError`s with the coding paths JSONDecoder
+/// gives.
 struct LazyJSONDecoder {
     var userInfo: [CodingUserInfoKey: Any] = [:]
 

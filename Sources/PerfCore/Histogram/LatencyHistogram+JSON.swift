@@ -49,6 +49,12 @@ extension LatencyHistogram: Codable {
     /// - Parameter json: UTF-8 JSON text, as produced by ``jsonString`` or `JSONEncoder`.
     /// - Throws: ``HistogramJSONError`` saying which field is wrong.
     public init(json: some StringProtocol) throws(HistogramJSONError) {
+        // JSON as every reader of the package reads it; JSONDecoder lets a trailing comma by.
+        do {
+            _ = try JSONScanner(Array(json.utf8))
+        } catch {
+            throw HistogramJSONError("cannot read histogram JSON: not valid JSON (\(error))")
+        }
         do {
             self = try JSONDecoder().decode(LatencyHistogram.self, from: Data(json.utf8))
         } catch let error as DecodingError {

@@ -121,6 +121,8 @@ enum SessionIndexCodec {
     /// other than `expectedID`. Optional members of the wrong type or out of range read as absent.
     static func decode(_ bytes: [UInt8], expectedID: String? = nil) -> SessionIndexRecord? {
         guard !bytes.isEmpty, bytes.count <= maximumBytes,
+            // JSON as every reader of the package reads it; JSONDecoder lets a trailing comma by.
+            (try? JSONScanner(bytes)) != nil,
             let wire = try? JSONDecoder().decode(Wire.self, from: Data(bytes)),
             let version = wire.version, version >= 1, version <= Self.version,
             let id = wire.id, SessionInfo.isValidID(id), expectedID.map({ $0 == id }) ?? true,

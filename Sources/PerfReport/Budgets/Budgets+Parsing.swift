@@ -2,6 +2,7 @@ import Foundation
 // Reading perf-budgets.json: strict, because a typo in a budgets file must not silently turn a
 // gate off. Unknown keys, unknown metrics and unitless times are errors that name the rule.
 import Perf
+import PerfCore
 
 extension Budgets {
     /// The format version this build reads.
@@ -36,17 +37,13 @@ struct BudgetsReader {
     }
 
     mutating func read(_ bytes: [UInt8]) throws(BudgetsError) -> Budgets {
-        // Foundation's JSONSerialization on Linux accepts a comma before `]` or `}` (`[1,]` and
-        // `{"a":1,}` parse, Swift 6.3), which JSON and every other tool that reads the file
-        // refuse: refuse it first, and say where it is.
-        if let comma = Self.trailingComma(in: bytes) {
-            throw fail(
-                nil,
-                "line \(comma.line), column \(comma.column): a trailing comma before '\(comma.closer)', which JSON "
-                    + "does not allow; remove it")
-        }
-        guard let parsed = try? JSONSerialization.jsonObject(with: Data(bytes), options: []) else {
-            throw fail(nil, "not valid JSON")
+        // The package's one JSON reader, strict as RFC 8259: a trailing comma, which Foundation's
+        // JSONSerialization accepts on Linux, is refused here with its line and column.
+        let parsed: Any
+        do {
+            parsed = try JSONScanner.foundationValue(bytes)
+        } catch {
+            throw fail(nil, error.kind == .trailingComma ? error.description : error.notJSON)
         }
         guard let object = parsed as? [String: Any] else { throw fail(nil, "not a JSON object") }
         try expectKeys(object, ["version", "defaults", "spans", "hangs", "ledger"], nil)
@@ -73,45 +70,6 @@ struct BudgetsReader {
             budgets.ledger = try readSectionLimits(ledger, "ledger", Budgets.ledgerMetrics)
         }
         return budgets
-    }
-
-    /// The first comma outside a string followed (after whitespace) by `]` or `}`: its line and
-    /// column (1-based, columns in Unicode scalars) and the bracket that follows it.
-    static func trailingComma(in bytes: [UInt8]) -> (line: Int, column: Int, closer: Character)? {
-        var line = 1
-        var column = 0
-        var inString = false
-        var escaped = false
-        var comma: (line: Int, column: Int)?
-        for byte in bytes {
-            // A UTF-8 continuation byte belongs to the scalar already counted.
-            if byte & 0xC0 != 0x80 { column += 1 }
-            if inString {
-                if escaped {
-                    escaped = false
-                } else if byte == UInt8(ascii: "\\") {
-                    escaped = true
-                } else if byte == UInt8(ascii: "\"") {
-                    inString = false
-                }
-                continue
-            }
-            switch byte {
-            case UInt8(ascii: "\n"):
-                line += 1
-                column = 0
-            case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r"):
-                break
-            case UInt8(ascii: ","):
-                comma = (line, column)
-            case UInt8(ascii: "]"), UInt8(ascii: "}"):
-                if let comma { return (comma.line, comma.column, Character(UnicodeScalar(byte))) }
-            default:
-                comma = nil
-                if byte == UInt8(ascii: "\"") { inString = true }
-            }
-        }
-        return nil
     }
 
     func expectKeys(_ object: [String: Any], _ known: Set<String>, _ rule: String?) throws(BudgetsError) {
@@ -303,8 +261,8 @@ struct BudgetsReader {
         }
     }
 
-    /// A parsed JSON number as a double (JSONSerialization bridges `true`/`false` to 1/0 as
-    /// well); nil for anything else.
+    /// A parsed JSON number as a double (`true`/`false`, as `NSNumber`s, are 1/0 as well); nil
+    /// for anything else.
     static func number(_ value: Any) -> Double? {
         guard let number = value as? NSNumber else { return nil }
         let double = number.doubleValue

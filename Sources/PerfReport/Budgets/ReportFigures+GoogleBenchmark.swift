@@ -2,6 +2,7 @@ import Foundation
 // Google Benchmark JSON (`--benchmark_format=json`, `perf-bench --gbench`) read as report figures,
 // so `perf-report check` and `compare` gate benchmark runs with the same budgets file as reports.
 import Perf
+import PerfCore
 
 extension ReportFigures {
     /// Reads a Google Benchmark JSON file (the format `--benchmark_format=json` and
@@ -38,6 +39,11 @@ extension ReportFigures {
     /// - Throws: ``Perf/ReportError`` with code `invalidReport` naming the file and the entry at
     ///   fault when the structure is not Google Benchmark's.
     public init(googleBenchmark bytes: [UInt8], path: String) throws(Perf.ReportError) {
+        do {
+            _ = try JSONScanner(bytes)
+        } catch {
+            throw Self.invalid(path, error.notJSON)
+        }
         let file: GoogleBenchmarkFile
         do {
             file = try JSONDecoder().decode(GoogleBenchmarkFile.self, from: Data(bytes))

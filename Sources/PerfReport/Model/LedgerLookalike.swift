@@ -1,6 +1,8 @@
 // A ledger handed where a report belongs: said so, with the command that builds the report from
 // it, instead of "not valid JSON".
 import Foundation
+import Perf
+import PerfCore
 
 enum LedgerLookalike {
     /// The longest first line looked at: a ledger line is far shorter.
@@ -19,7 +21,7 @@ enum LedgerLookalike {
 
     static func startsWithLedgerLine(_ bytes: [UInt8]) -> Bool {
         let end = bytes.prefix(firstLineLimit).firstIndex(of: UInt8(ascii: "\n")) ?? min(bytes.count, firstLineLimit)
-        guard let object = try? JSONSerialization.jsonObject(with: Data(bytes[..<end])) as? [String: Any] else {
+        guard let object = try? JSONScanner.foundationValue(Array(bytes[..<end])) as? [String: Any] else {
             return false
         }
         return object["v"] is NSNumber && object["ts"] is String && object["kind"] is String

@@ -2,6 +2,7 @@
 // leniently (such a value is left out and listed), through the decoding in Perf's `Decoding/`.
 import Foundation
 import Perf
+import PerfCore
 
 extension PerformanceReport {
     /// How a reader treats values of the wrong type. Either way, unknown keys are ignored, an
@@ -46,6 +47,19 @@ extension ReportDecodingContext {
         let decoder = JSONDecoder()
         decoder.userInfo[.reportDecoding] = self
         return decoder
+    }
+}
+
+extension PerformanceReport {
+    /// Why `bytes` the scanner refused are not a report: bad UTF-8 with its byte, a ledger with
+    /// what it is, a truncated file, or the line, column and rule of the first byte that is not
+    /// JSON.
+    static func notJSON(_ bytes: [UInt8], path: String, _ error: JSONSyntaxError) -> String {
+        if let offset = JSONScanner.firstInvalidUTF8(bytes) {
+            return "not valid JSON (invalid UTF-8 at byte \(offset))"
+        }
+        if let ledger = LedgerLookalike.problem(bytes, path: path) { return ledger }
+        return error.notJSON
     }
 }
 

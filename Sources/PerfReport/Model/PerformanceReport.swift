@@ -2,6 +2,7 @@
 // reader (summary, budgets, compare, the exporters) reads, through one decoder.
 import Foundation
 import Perf
+import PerfCore
 
 /// A performance report: the typed form of `performance-report.json` (schema `perf-report`).
 ///
@@ -99,7 +100,8 @@ public struct PerformanceReport: Codable, Sendable, Equatable {
     /// Reads report bytes; `path` is used in messages.
     ///
     /// - Throws: ``Perf/ReportError`` with code `invalidReport` and the problem (`the file is
-    ///   empty`, `not valid JSON (truncated or corrupt)`, `a Perf ledger (…), not a performance
+    ///   empty`, `not valid JSON (truncated or corrupt)`, `not valid JSON (line 3, column 12: a
+    ///   trailing comma before '}', which JSON does not allow; remove it)`, `a Perf ledger (…), not a performance
     ///   report; build the report from its data directory: perf-report build --dir <dir>` for a
     ///   ledger, `not a performance report (…)`, `missing or invalid "schemaVersion"`, `"spans"
     ///   is missing or has the wrong type`, and, reading strictly, a value of the wrong type:
@@ -107,11 +109,13 @@ public struct PerformanceReport: Codable, Sendable, Equatable {
     ///   version.
     public init(bytes: [UInt8], path: String, reading: Reading = .strict) throws(Perf.ReportError) {
         guard !bytes.isEmpty else { throw Perf.ReportError(.invalidReport, path: path, "the file is empty") }
-        // JSON is UTF-8 (RFC 8259). JSONDecoder checks the strings it decodes, not those of members
-        // it skips: a fuzzed report with a bad byte in an unknown key was read, where JSONSerialization
-        // and every other JSON tool refuse it.
-        if let offset = LazyJSONDocument.firstInvalidUTF8(bytes) {
-            throw Perf.ReportError(.invalidReport, path: path, "not valid JSON (invalid UTF-8 at byte \(offset))")
+        // JSON as every reader of the package reads it (RFC 8259, strictly): JSONDecoder, which
+        // reads the report next, lets a trailing comma through and leaves members it skips
+        // unchecked, where JSONSerialization and every other JSON tool refuse the file.
+        do {
+            _ = try JSONScanner(bytes)
+        } catch {
+            throw Perf.ReportError(.invalidReport, path: path, Self.notJSON(bytes, path: path, error))
         }
         let context = ReportDecodingContext(reading: reading)
         do {
