@@ -8,40 +8,40 @@ import PerfCore
 /// Written as `perf-diagnostics/<ts>-<session>.json` (schema `perf-diagnostics`, version 1,
 /// keys sorted), each with a `diagnostic` ledger line pointing at it. The report builder takes
 /// each session's newest snapshot for its histograms and lists the process figures.
-public struct DiagnosticSnapshot: Sendable, Equatable {
+package struct DiagnosticSnapshot: Sendable, Equatable {
     /// The schema name in every payload.
-    public static let schema = "perf-diagnostics"
+    package static let schema = "perf-diagnostics"
     /// The major version this build writes and reads.
-    public static let schemaVersion = 1
+    package static let schemaVersion = 1
 
     /// The session that took the snapshot.
-    public var session: String
+    package var session: String
     /// Wall time of the snapshot, milliseconds since the Unix epoch.
-    public var takenAtMs: Int64
+    package var takenAtMs: Int64
     /// Why it was taken: `on-demand`, `periodic` or `shutdown`.
-    public var reason: String
+    package var reason: String
     /// The instrumented program.
-    public var app: Perf.AppInfo
+    package var app: Perf.AppInfo
     /// The machine, as the process saw it.
-    public var host: HostDescription
+    package var host: HostDescription
     /// Process figures.
-    public var process: ProcessFigures
+    package var process: ProcessFigures
     /// Per-span-name latency histograms of the process so far.
-    public var spans: [String: Perf.Histogram]
+    package var spans: [String: Perf.Histogram]
     /// Per-watchdog-target hang and hitch histograms (suppressed episodes excluded).
-    public var hangs: [String: Perf.Histogram]
+    package var hangs: [String: Perf.Histogram]
     /// The flight recorder's most recent spans, when the process keeps them.
-    public var intervals: SpanIntervals?
+    package var intervals: SpanIntervals?
     /// Where each span name's first span in the session began (`Module/File.swift:88`), by name:
     /// the call sites of spans that never went over budget, which write no ledger line.
-    public var spanSites: [String: [String]]
+    package var spanSites: [String: [String]]
     /// Each span name's over-budget and exit counts from span memory: exact whatever the ledger
     /// kept. Names that never went over budget nor exited other than `success` are absent; nil for
     /// a payload written before the counts existed (a reader then counts ledger lines instead).
-    public var spanTallies: [String: SpanTally]?
+    package var spanTallies: [String: SpanTally]?
 
     /// Creates a snapshot.
-    public init(
+    package init(
         session: String, takenAtMs: Int64, reason: String, app: Perf.AppInfo, host: HostDescription,
         process: ProcessFigures, spans: [String: Perf.Histogram], hangs: [String: Perf.Histogram],
         intervals: SpanIntervals? = nil, spanSites: [String: [String]] = [:], spanTallies: [String: SpanTally]? = nil
@@ -60,7 +60,7 @@ public struct DiagnosticSnapshot: Sendable, Equatable {
     }
 
     /// The payload bytes, keys sorted.
-    public var jsonBytes: [UInt8] {
+    package var jsonBytes: [UInt8] {
         var out: [UInt8] = []
         var members: [String: ReportJSON] = [
             "schema": .string(Self.schema), "schemaVersion": .int(Int64(Self.schemaVersion)),
@@ -167,7 +167,7 @@ extension DiagnosticSnapshot: Decodable {
     /// `intervals`, `spanSites` and `spanTallies` is required and strictly typed. A damaged
     /// `intervals`, `spanSites` or `spanTallies` block costs only itself (it reads as absent):
     /// older payloads have none of them.
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let context = decoder.reportContext
         context?.started = true
         let container = try decoder.container(keyedBy: CodingKeys.self)
