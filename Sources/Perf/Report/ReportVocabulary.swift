@@ -105,52 +105,48 @@ extension ReportBuilder {
         }
     }
 
-    /// How a span ended, as payloads, reports and ledger lines write it: a ``SpanExit``, or an exit a
-    /// newer writer added.
+    /// How a span ended, as payloads, reports and ledger lines write it: the writer's ``SpanExit``,
+    /// or an exit a newer writer added, kept as written. The reading side of the one exit type:
+    /// it wraps ``SpanExit`` rather than spelling its cases again.
     public enum Exit: ReportEnumeration {
-        /// The work completed.
-        case success
-        /// The work threw.
-        case failure
-        /// The work was cancelled.
-        case cancelled
-        /// A keyed span was begun again under its key before it ended.
-        case superseded
-        /// The expiry watchdog closed it past its lifetime budget.
-        case expired
-        /// The process died with the span open.
-        case orphaned
+        /// An exit this build writes.
+        case known(SpanExit)
         /// An exit this build does not know.
         case other(String)
 
         /// The case for a written exit.
         public init(rawValue: String) {
-            switch rawValue {
-            case "success": self = .success
-            case "failure": self = .failure
-            case "cancelled": self = .cancelled
-            case "superseded": self = .superseded
-            case "expired": self = .expired
-            case "orphaned": self = .orphaned
-            default: self = .other(rawValue)
-            }
+            self = SpanExit(rawValue: rawValue).map(Exit.known) ?? .other(rawValue)
         }
 
         /// The exit a span of this process ended with.
-        public init(_ exit: SpanExit) { self.init(rawValue: exit.rawValue) }
+        public init(_ exit: SpanExit) { self = .known(exit) }
 
         /// The string written.
         public var rawValue: String {
             switch self {
-            case .success: "success"
-            case .failure: "failure"
-            case .cancelled: "cancelled"
-            case .superseded: "superseded"
-            case .expired: "expired"
-            case .orphaned: "orphaned"
+            case .known(let exit): exit.rawValue
             case .other(let value): value
             }
         }
+
+        /// The writer's exit, when this build knows it.
+        public var spanExit: SpanExit? {
+            if case .known(let exit) = self { exit } else { nil }
+        }
+
+        /// The work completed.
+        public static let success = Exit.known(.success)
+        /// The work threw.
+        public static let failure = Exit.known(.failure)
+        /// The work was cancelled.
+        public static let cancelled = Exit.known(.cancelled)
+        /// A keyed span was begun again under its key before it ended.
+        public static let superseded = Exit.known(.superseded)
+        /// The expiry watchdog closed it past its lifetime budget.
+        public static let expired = Exit.known(.expired)
+        /// The process died with the span open.
+        public static let orphaned = Exit.known(.orphaned)
 
         /// Whether the work did not complete as intended: `failure`, `expired`, `orphaned`.
         public var isError: Bool { self == .failure || self == .expired || self == .orphaned }
