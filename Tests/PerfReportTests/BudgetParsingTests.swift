@@ -117,8 +117,8 @@ import Testing
             #expect(budgets.spans.count == 1, "\(match)")
         }
         #expect((try? JSONScanner(Array(#"{"a":[1,2],"b":"x,}"}"#.utf8))) != nil)
-        let result = Result { () throws(JSONSyntaxError) in try JSONScanner(Array(#"{"a":"\\",}"#.utf8)) }
-        if case .failure(let error) = result { #expect(error.column == 10 && error.kind == .trailingComma) }
+        let error = #expect(throws: JSONSyntaxError.self) { try JSONScanner(Array(#"{"a":"\\",}"#.utf8)) }
+        #expect(error?.column == 10 && error?.kind == .trailingComma)
     }
 
     @Test(arguments: [
