@@ -41,16 +41,12 @@ extension Perf {
             // No pre-check of the slot: a token exists only if something was installed at begin,
             // and the acquiring load below finds nothing once it is shut down.
             guard let token else { return Span.endScopeOnly(scope) }
-            // A parent (a measure's span, or one that made children) ends out of line: the end
-            // inlined into every caller then carries no scope, and stays small enough that the
-            // optimizer inlines its closure (with the scope in it, it called the closure, ~3 ns).
+            // A span with a scope of its own (a measure's, or one that made children) ends out of
+            // line, so the end inlined into every caller carries no scope.
             guard scope == 0 else { return Span.endParent(token, scope: scope) }
-            // Spelled out rather than through `withRecorder`: the optimizer then inlines the end
-            // into the caller, as it did before the reader section (through the generic helper
-            // it called the end's closure out of line, ~2 ns more per span).
-            // A transparent local function, not a closure expression: the compiler inlines it
-            // before optimising, where a closure (or an always-inline function, in some callers)
-            // was called with the token stored to the stack, ~3 ns per span.
+            // Neither `withRecorder` nor a closure expression: the optimiser may call either out of
+            // line, with the token stored to the stack. A transparent local function is inlined
+            // before optimisation, so the whole end lands in the caller.
             @_transparent func endOn(_ recorder: SpanRecorder) { recorder.end(token) }
             let section = perf_reader_enter()
             if let recorder = PerfState.recorderSlot.load(ordering: .acquiring) {

@@ -130,11 +130,6 @@ extension ReportBuilder {
             }
         }
 
-        /// The writer's exit, when this build knows it.
-        public var spanExit: SpanExit? {
-            if case .known(let exit) = self { exit } else { nil }
-        }
-
         /// The work completed.
         public static let success = Exit.known(.success)
         /// The work threw.
