@@ -115,6 +115,8 @@ public enum Perf {
     public typealias Histogram = LatencyHistogram
     /// How a span ended.
     public typealias Exit = SpanExit
+    /// What the span sampler saw of an over-budget span's thread (a ledger line's `profile`).
+    public typealias SpanProfile = PerfCore.SpanProfile
 
     /// The clock spans are timed with now: `tsc` (the CPU's invariant time-stamp counter, scaled
     /// to nanoseconds) or `monotonic` with the reason the TSC is not used; the TSC is chosen (or

@@ -12,6 +12,7 @@
 #include "CPerfProbes.h"
 #include "CPerfFastClock.h"
 #include "CPerfReaders.h"
+#include "CPerfSampledSpans.h"
 
 #ifdef __cplusplus
 extern "C" {

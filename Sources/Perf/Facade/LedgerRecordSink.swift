@@ -114,6 +114,7 @@ enum LedgerLines {
             let inChildren = end.children.reduce(UInt64(0)) { $0 &+ $1.totalNanos }
             event.extra["selfMs"] = .double(ms((end.durationNanos ?? 0) &- min(end.durationNanos ?? 0, inChildren)))
         }
+        if let profile = end.profile { event.extra["profile"] = profile.ledgerValue }
         return event
     }
 

@@ -48,6 +48,13 @@ extension Perf {
         /// there in runs. Lines that find it full are dropped and counted in a `dropped` line with
         /// `"cause":"backlog"`.
         public var ledgerBacklogBytes: Int = 4 << 20
+        /// Milliseconds between two samples of the thread of a `Perf.measure` span that is past
+        /// its budget (10 by default): its over-budget line then says where the thread was (its
+        /// `profile`). Zero or less turns the span sampler off.
+        public var sampleIntervalMs: Double = 10
+        /// The most samples taken of one span (200 by default); sampling stops there and the
+        /// profile says `"capped":true`.
+        public var maxSamples: Int = 200
         /// The size cap of `performance-report.json`.
         public var reportCapBytes: Int
         /// Minimum seconds between two ledger lines of the same note name.

@@ -66,6 +66,13 @@ extension Perf {
             if ended == nil { ParentScope.endUnused(scope) }
         }
 
+        /// The successful end of a span the sampler took samples of (`profile` is their slot),
+        /// out of line: only a span past its budget gets here.
+        @usableFromInline @inline(never)
+        static func endSampled(_ span: consuming Span, profile: UInt64) {
+            span.end(exit: .success, reason: nil, profile: profile)
+        }
+
         /// Frees a scope whose span ends into nothing (inert, or after `shutdown`).
         @inlinable
         static func endScopeOnly(_ scope: UInt64) {
@@ -126,12 +133,19 @@ extension Perf {
         public consuming func end(
             exit: Exit = .success, detail: String? = nil, count: Int? = nil, reason: String? = nil
         ) {
+            end(exit: exit, detail: detail, count: count, reason: reason, profile: 0)
+        }
+
+        /// The end above, with the span sampler's profile slot of a measured span.
+        consuming func end(exit: Exit, detail: String? = nil, count: Int? = nil, reason: String?, profile: UInt64) {
             let scope = scope
             guard let token, PerfState.recorderSlot.load(ordering: .relaxed) != nil else {
                 return Span.endScopeOnly(scope)
             }
             let ended: Bool? = PerfState.withRecorder {
-                $0.end(token, exit: exit, reason: reason, detail: detail, count: count, scope: scope)
+                $0.end(
+                    token, exit: exit, reason: reason, detail: detail, count: count, probes: true, scope: scope,
+                    profile: profile)
                 return true
             }
             if ended == nil { Span.endScopeOnly(scope) }
@@ -227,6 +241,12 @@ extension Perf {
         // The body's spans join this one's scope through a thread-local: `pending` until the first
         // of them makes the scope, so a measure without children makes none.
         var span = begin(name, slowMs: slowMs, fileID: fileID, line: line)
+        // While a span sampler runs, the span is on this thread's stack of sampled spans for the
+        // body's length: the sampler reads the thread once the span is past its budget.
+        let sampled =
+            span.token.map {
+                perf_sampled_push($0.startNanos, $0.overBudgetThresholdNanos, ChildScopes.nameWord(name))
+            } ?? 0
         let outer = perf_scope_get()
         perf_scope_set(ParentScope.pending)
         let result: Result
@@ -234,19 +254,24 @@ extension Perf {
             result = try body()
         } catch {
             span.scope = Self.takeScope(restoring: outer)
-            Self.endMeasure(span, failedWith: error)
+            Self.endMeasure(span, failedWith: error, profile: sampled == 0 ? 0 : perf_sampled_pop())
             throw error
         }
         span.scope = Self.takeScope(restoring: outer)
-        span.end()
+        let profile = sampled == 0 ? 0 : perf_sampled_pop()
+        if profile == 0 {
+            span.end()
+        } else {
+            Span.endSampled(span, profile: profile)
+        }
         return result
     }
 
     /// A measure's span ended by a thrown error, out of line: the error's inspection (its
     /// type's metadata, a cast) stays off the path of a body that returns.
     @usableFromInline @inline(never)
-    static func endMeasure(_ span: consuming Span, failedWith error: any Error) {
-        span.end(exit: SpanExit.derived(from: error), reason: measureReason(for: error))
+    static func endMeasure(_ span: consuming Span, failedWith error: any Error, profile: UInt64 = 0) {
+        span.end(exit: SpanExit.derived(from: error), reason: measureReason(for: error), profile: profile)
     }
 
     /// The scope a synchronous measure's body made (0 if none), with the thread-local put back.

@@ -24,6 +24,8 @@ final class PerfRuntime: Sendable {
     let histograms: HistogramRegistry
     /// Keeps the span memory's heartbeat while the runtime is installed.
     let heartbeat: SpanMemoryHeartbeat?
+    /// Samples the threads of measured spans past their budget; `nil` when turned off.
+    let sampler: SpanSampler?
     /// The counters of `Perf.prometheusText()` and the optional stderr log.
     let operations: RuntimeOperations
     /// The histograms as shutdown found them, before the span memory was closed (closing starts
@@ -59,7 +61,7 @@ final class PerfRuntime: Sendable {
     private init(
         configuration: Perf.Configuration, recorder: SpanRecorder, histograms: HistogramRegistry, clock: any PerfClock,
         sessionID: String, directory: URL?, ledger: LedgerWriter?, ledgerQueue: LedgerQueue?, session: LiveSession?,
-        notifier: SystemdNotifier?
+        notifier: SystemdNotifier?, profiles: ProfileSlots?
     ) {
         self.configuration = configuration
         self.recorder = recorder
@@ -75,6 +77,14 @@ final class PerfRuntime: Sendable {
         self.session = session
         self.notifier = notifier
         heartbeat = histograms.memory.isFileBacked ? SpanMemoryHeartbeat(memory: histograms.memory, clock: clock) : nil
+        sampler = profiles.map {
+            SpanSampler(
+                slots: $0, intervalMs: configuration.sampleIntervalMs, maxSamples: configuration.maxSamples,
+                clock: clock)
+        }
+        // A test's manual clock ticks the sampler itself: a thread would sample whenever the
+        // clock happened to be past a budget.
+        sampler?.start(thread: clock is SystemClock)
         operations = RuntimeOperations(configuration: configuration, pipeline: recorder.pipeline, clock: clock)
         Probes.session(start: true, pid: getpid())  // USDT perf:session_start
         noteFloor.timer?.setHandler { [weak self] in self?.writeEndedNoteWindows() }
@@ -99,7 +109,7 @@ final class PerfRuntime: Sendable {
             pid: getpid(), startWallNanos: clock.wallNanos(), app: configuration.app)
         func runtime(
             memory: SpanMemory?, directory: URL?, ledger: LedgerWriter?, queue: LedgerQueue? = nil,
-            session: LiveSession?
+            session: LiveSession?, sessionPath: String? = nil
         ) -> PerfRuntime? {
             guard let memory = memory ?? anonymousMemory(configuration, clock: clock, report: report) else {
                 return nil
@@ -116,12 +126,15 @@ final class PerfRuntime: Sendable {
             if flight == nil, memory.configuration.ringCapacity > 0 {
                 report("perf: cannot allocate the flight recorder; running without it (Perf.recentSpans() is nil)")
             }
+            let profiles =
+                configuration.sampleIntervalMs > 0
+                ? ProfileSlots.make(directory: sessionPath, clock: clock, problem: report) : nil
             let recorder = SpanRecorder(
-                histograms: histograms, pipeline: pipeline, clock: clock, flightRecorder: flight)
+                histograms: histograms, pipeline: pipeline, clock: clock, flightRecorder: flight, profiles: profiles)
             return PerfRuntime(
                 configuration: configuration, recorder: recorder, histograms: histograms, clock: clock,
                 sessionID: info.id, directory: directory, ledger: ledger, ledgerQueue: queue, session: session,
-                notifier: notifier)
+                notifier: notifier, profiles: profiles)
         }
         guard record else { return runtime(memory: nil, directory: nil, ledger: nil, session: nil) }
         let directory = InstallPolicy.dataDirectory(
@@ -171,7 +184,9 @@ final class PerfRuntime: Sendable {
             sessionID: info.id, problem: report)
         if queue == nil { report("perf: cannot map the ledger queue; over-budget lines will not be written") }
         guard
-            let built = runtime(memory: memory, directory: directory, ledger: ledger, queue: queue, session: session)
+            let built = runtime(
+                memory: memory, directory: directory, ledger: ledger, queue: queue, session: session,
+                sessionPath: session == nil ? nil : store.sessionPath(id: info.id))
         else {
             // Nothing was published: close what was opened, as a clean end would.
             session?.end()
@@ -251,6 +266,7 @@ final class PerfRuntime: Sendable {
     /// Ends the session cleanly: open registered spans close as cancelled, the counts the note
     /// floor still holds are written, the end line and marker are written, buffered sinks drain.
     func shutdown() {
+        sampler?.stop()
         recorder.closeAll(exit: .cancelled)
         writeHeldBackNotes(noteFloor.takeAll())
         recorder.pipeline.emit(

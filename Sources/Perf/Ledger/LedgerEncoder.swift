@@ -141,6 +141,7 @@ package enum LedgerEncoder {
         case .bool(let flag): writeBool(flag, into: &out)
         case .strings(let strings): appendArray(strings, into: &out)
         case .objects(let objects): appendObjects(objects, into: &out)
+        case .object(let object): appendObject(object, into: &out)
         }
     }
 
@@ -148,14 +149,19 @@ package enum LedgerEncoder {
         out.append(UInt8(ascii: "["))
         for (index, object) in objects.enumerated() {
             if index > 0 { out.append(UInt8(ascii: ",")) }
-            out.append(UInt8(ascii: "{"))
-            var first = true
-            for key in object.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
-                if let value = object[key] { writeExtra(key, value, into: &out, first: &first) }
-            }
-            out.append(UInt8(ascii: "}"))
+            appendObject(object, into: &out)
         }
         out.append(UInt8(ascii: "]"))
+    }
+
+    /// An object of extra values, its keys in byte order.
+    package static func appendObject(_ object: [String: LedgerValue], into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "{"))
+        var first = true
+        for key in object.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
+            if let value = object[key] { writeExtra(key, value, into: &out, first: &first) }
+        }
+        out.append(UInt8(ascii: "}"))
     }
 
     /// Schema keys need no escaping: each is copied whole from its static bytes (`,"name":`), with

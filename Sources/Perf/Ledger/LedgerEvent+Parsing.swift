@@ -74,14 +74,24 @@ extension LedgerEvent {
         }
         guard valid else { return nil }
         for (key, value) in object where LedgerEncoder.FixedKey(name: key) == nil {
-            switch value {
-            case .string(let string): extra[key] = .string(string)
-            case .int(let integer): extra[key] = .int(integer)
-            case .double(let number): extra[key] = .double(number)
-            case .bool(let flag): extra[key] = .bool(flag)
-            case .strings(let strings): extra[key] = .strings(strings)
-            case .null, .other: continue
-            }
+            if let value = LedgerValue(parsed: value) { extra[key] = value }
+        }
+    }
+}
+
+extension LedgerValue {
+    /// A parsed value as a ledger value; `nil` for `null` and mixed arrays, which are skipped
+    /// (inside an object too).
+    init?(parsed value: LedgerLineParser.Value) {
+        switch value {
+        case .string(let string): self = .string(string)
+        case .int(let integer): self = .int(integer)
+        case .double(let number): self = .double(number)
+        case .bool(let flag): self = .bool(flag)
+        case .strings(let strings): self = .strings(strings)
+        case .object(let object): self = .object(object.compactMapValues(LedgerValue.init(parsed:)))
+        case .objects(let objects): self = .objects(objects.map { $0.compactMapValues(LedgerValue.init(parsed:)) })
+        case .null, .other: return nil
         }
     }
 }

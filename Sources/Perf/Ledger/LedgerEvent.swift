@@ -95,6 +95,8 @@ public enum LedgerValue: Sendable, Equatable, Hashable {
     case strings([String])
     /// An array of objects, each written with its keys in byte order (a span's `children`).
     indirect case objects([[String: LedgerValue]])
+    /// An object, written with its keys in byte order (a span's `profile`).
+    indirect case object([String: LedgerValue])
 }
 
 extension LedgerEvent {

@@ -6,8 +6,8 @@ import PerfCore
 /// The line is validated by ``JSONScanner``, the package's one JSON reader, so no input can crash
 /// or stall it and the rules are those of every other JSON the package reads: RFC 8259 strictly
 /// (a trailing comma makes the line malformed), nesting bounded, strings valid UTF-8. Values a
-/// ledger line may hold (strings, numbers, booleans, arrays of strings) are kept; nested objects
-/// or mixed arrays under unknown keys are skipped; `null` means absent.
+/// ledger line may hold (strings, numbers, booleans, arrays of strings, objects of such values
+/// and arrays of objects) are kept; mixed arrays are skipped; `null` means absent.
 enum LedgerLineParser {
     /// A value nested this deep makes the line malformed.
     static let maximumDepth = 32
@@ -18,8 +18,10 @@ enum LedgerLineParser {
         case double(Double)
         case bool(Bool)
         case strings([String])
+        indirect case object([String: Value])
+        indirect case objects([[String: Value]])
         case null
-        /// A nested object or a mixed array: valid JSON, but not a ledger value.
+        /// A mixed array: valid JSON, but not a ledger value.
         case other
     }
 
@@ -53,15 +55,21 @@ enum LedgerLineParser {
         func value(at start: Int) -> Value? {
             switch bytes[start] {
             case UInt8(ascii: "\""): return JSONScanner.string(bytes, at: start).map(Value.string)
-            case UInt8(ascii: "{"): return object(at: start) == nil ? nil : .other
+            case UInt8(ascii: "{"): return object(at: start).map(Value.object)
             case UInt8(ascii: "["):
                 var strings: [String] = []
-                var allStrings = true
+                var objects: [[String: Value]] = []
+                var others = 0
                 for (_, element) in scanner.children(bytes, of: start) {
-                    guard let value = value(at: element) else { return nil }
-                    if case .string(let string) = value { strings.append(string) } else { allStrings = false }
+                    switch value(at: element) {
+                    case nil: return nil
+                    case .string(let string)?: strings.append(string)
+                    case .object(let object)?: objects.append(object)
+                    default: others += 1
+                    }
                 }
-                return allStrings ? .strings(strings) : .other
+                if others == 0, objects.isEmpty { return .strings(strings) }
+                return others == 0 && strings.isEmpty ? .objects(objects) : .other
             case UInt8(ascii: "t"): return .bool(true)
             case UInt8(ascii: "f"): return .bool(false)
             case UInt8(ascii: "n"): return .null

@@ -120,7 +120,8 @@ final class LedgerQueue: @unchecked Sendable {
     }
 
     /// The queue's file made at `bytes` and mapped shared, through the ledger's syscall seam.
-    private static func mapFile(
+    /// (The span sampler's profile slots are made the same way.)
+    static func mapFile(
         path: String, bytes: Int, syscalls: FileSyscalls
     ) -> Result<UnsafeMutableRawPointer, MapFailure> {
         let opened: Int

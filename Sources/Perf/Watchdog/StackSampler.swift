@@ -50,6 +50,21 @@ enum StackSampler {
     /// Samples thread `tid` of this process; a running thread is signalled only when
     /// `allowSignal` is set.
     static func sample(tid: Int32, allowSignal: Bool = true) -> Result<ThreadSample, SampleFailure> {
+        sample(
+            tid: tid, allowSignal: allowSignal, windowNanos: allowSignal ? runningWindowNanos : 300_000,
+            minimumAttempts: allowSignal ? 10 : 3, pauseMicroseconds: 100)
+    }
+
+    /// One sample of an over-budget span's thread: the same rule with a window short enough for
+    /// a sample every few milliseconds. A thread still running at a second look 20 µs later is
+    /// signalled; one that blocks meanwhile is read from /proc.
+    static func sampleForSpan(tid: Int32) -> Result<ThreadSample, SampleFailure> {
+        sample(tid: tid, allowSignal: true, windowNanos: 20_000, minimumAttempts: 2, pauseMicroseconds: 0)
+    }
+
+    private static func sample(
+        tid: Int32, allowSignal: Bool, windowNanos: UInt64, minimumAttempts: Int, pauseMicroseconds: UInt32
+    ) -> Result<ThreadSample, SampleFailure> {
         let thread = ProcProbe.thread(tid)
         var buffer = [UInt](repeating: 0, count: Int(PERF_STACK_MAX_FRAMES))
         var call = perf_thread_syscall()
@@ -61,8 +76,7 @@ enum StackSampler {
         // The window ends only after a few attempts too: on a saturated host the watchdog thread
         // itself may lose the CPU for a whole window between two attempts (or in the middle of
         // one, while a thread in a loop of short sleeps wakes), and one look is no watch.
-        let deadline = perf_monotonic_ns() + (allowSignal ? Self.runningWindowNanos : 300_000)
-        let minimumAttempts = allowSignal ? 10 : 3
+        let deadline = perf_monotonic_ns() + windowNanos
         var attempts = 0
         var seenBlocked = false
         while true {
@@ -81,7 +95,7 @@ enum StackSampler {
             if count == -2 || call.state == Int32(PERF_THREAD_BLOCKED) { seenBlocked = true }
             attempts += 1
             if attempts >= minimumAttempts, perf_monotonic_ns() >= deadline { break }
-            usleep(100)
+            if pauseMicroseconds > 0 { usleep(pauseMicroseconds) }
         }
         if seenBlocked { return .failure(.failed("thread \(tid) kept moving between system calls")) }
         guard allowSignal else { return .failure(.notBlocked) }

@@ -145,7 +145,52 @@ enum WaitDescription {
         let length = readlink("/proc/self/fd/\(fd)", &target, target.count - 1)
         guard length > 0 else { return "fd \(fd)" }
         let bytes = target.prefix(Int(length)).map { UInt8(bitPattern: $0) }
-        return "fd \(fd) → " + readableTarget(String(decoding: bytes, as: UTF8.self))
+        let text = String(decoding: bytes, as: UTF8.self)
+        if text.hasPrefix("socket:"), let peer = socketPeer(Int32(fd)) { return "fd \(fd) → socket \(peer)" }
+        return "fd \(fd) → " + readableTarget(text)
+    }
+
+    private static func cText(_ text: [CChar]) -> String {
+        String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// The address at the other end of socket `fd` (`127.0.0.1:5432`, `[::1]:8080`, a Unix
+    /// socket's path), from `getpeername`: a question to the kernel about this process's own
+    /// descriptor, which the thread blocked on it never notices. `nil` for an unconnected socket.
+    static func socketPeer(_ fd: Int32) -> String? {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let got = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &length) }
+        }
+        guard got == 0 else { return nil }
+        switch Int32(storage.ss_family) {
+        case AF_INET:
+            return withUnsafeBytes(of: storage) { raw -> String? in
+                let address = raw.load(as: sockaddr_in.self)
+                var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
+                var ip = address.sin_addr
+                guard inet_ntop(AF_INET, &ip, &text, socklen_t(text.count)) != nil else { return nil }
+                return Self.cText(text) + ":\(UInt16(bigEndian: address.sin_port))"
+            }
+        case AF_INET6:
+            return withUnsafeBytes(of: storage) { raw -> String? in
+                let address = raw.load(as: sockaddr_in6.self)
+                var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+                var ip = address.sin6_addr
+                guard inet_ntop(AF_INET6, &ip, &text, socklen_t(text.count)) != nil else { return nil }
+                return "[" + Self.cText(text) + "]:\(UInt16(bigEndian: address.sin6_port))"
+            }
+        case AF_UNIX:
+            let pathLength = Int(length) - MemoryLayout<sa_family_t>.size
+            guard pathLength > 1 else { return "unix" }
+            return withUnsafeBytes(of: storage) { raw in
+                let path = raw[MemoryLayout<sa_family_t>.size..<(MemoryLayout<sa_family_t>.size + pathLength)]
+                return "unix " + String(decoding: path.prefix { $0 != 0 }, as: UTF8.self)
+            }
+        default:
+            return nil
+        }
     }
 
     /// The kernel's names for what is not a file, without the `type:[…]` form that reads like a

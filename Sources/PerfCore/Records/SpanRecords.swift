@@ -34,6 +34,9 @@ public struct SpanEndRecord: Sendable, Equatable {
     /// The span was a parent but found no free scope (``ParentScope/exhausted``): its
     /// children were not counted.
     public var childrenUncounted = false
+    /// What the span sampler saw while the span was over budget (``SpanProfile``); `nil` when it
+    /// took no sample of it.
+    public var profile: SpanProfile?
 
     /// Creates a span end record.
     public init(

@@ -96,6 +96,10 @@ public final class SessionStore: Sendable {
 
     /// Where session `id` keeps its ledger queue (Perf's crash-durable queue of ledger lines):
     /// beside its journal, so the next start replays it and acknowledgement deletes it.
+    public func sessionPath(id: String) -> String {
+        sessionsDirectory.appendingPathComponent(id, isDirectory: true).path
+    }
+
     public func ledgerQueuePath(id: String) -> String {
         sessionsDirectory.appendingPathComponent(id, isDirectory: true).appendingPathComponent("ledger.queue").path
     }

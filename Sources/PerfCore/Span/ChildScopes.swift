@@ -181,12 +181,13 @@ public final class ChildScopes: @unchecked Sendable {
     }
 
     /// A name's address and length in one word (a name that is not a pointer folds into `other`).
-    static func nameWord(_ name: StaticString) -> UInt64 {
+    @inlinable
+    package static func nameWord(_ name: StaticString) -> UInt64 {
         guard name.hasPointerRepresentation, name.utf8CodeUnitCount < 1 << 16 else { return 0 }
         return UInt64(UInt(bitPattern: name.utf8Start)) << 16 | UInt64(name.utf8CodeUnitCount)
     }
 
-    static func name(of word: UInt64) -> String {
+    package static func name(of word: UInt64) -> String {
         guard let start = UnsafePointer<UInt8>(bitPattern: UInt(word >> 16)) else { return otherName }
         return String(decoding: UnsafeBufferPointer(start: start, count: Int(word & 0xFFFF)), as: UTF8.self)
     }

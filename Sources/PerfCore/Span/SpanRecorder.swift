@@ -32,6 +32,8 @@ public final class SpanRecorder: Sendable {
     let expiryTimer: any ExpiryTimer
     /// The ring of recent span ends, when the owner keeps one.
     @usableFromInline let flight: FlightRecorder?
+    /// Where an over-budget end finds its span's samples, when a span sampler runs.
+    let profiles: (any SpanProfileSource)?
 
     /// Creates a recorder.
     ///
@@ -45,12 +47,14 @@ public final class SpanRecorder: Sendable {
     ///     ``ManualExpiryTimer``.
     ///   - observers: Told synchronously about every registered span's begin and close.
     ///   - flightRecorder: Receives every span end (scoped and registered), for timelines.
+    ///   - profiles: Where an over-budget end finds the span sampler's profile of its span.
     public init(
         histograms: HistogramRegistry, pipeline: RecordPipeline, clock: any PerfClock = SystemClock(),
         expiryTimer: (any ExpiryTimer)? = nil, observers: [any LongLivedSpanObserver] = [],
-        flightRecorder: FlightRecorder? = nil
+        flightRecorder: FlightRecorder? = nil, profiles: (any SpanProfileSource)? = nil
     ) {
         self.flight = flightRecorder
+        self.profiles = profiles
         self.histograms = histograms
         self.pipeline = pipeline
         self.clock = clock
@@ -148,7 +152,7 @@ public final class SpanRecorder: Sendable {
     @inlinable @inline(__always)
     package func end(
         _ token: SpanToken, exit: SpanExit, reason: String?, detail: String?, count: Int?, probes: Bool,
-        scope: UInt64 = 0
+        scope: UInt64 = 0, profile: UInt64 = 0
     ) {
         let now = monotonicNanos()
         let elapsed = elapsed(from: token.startNanos, to: now)
@@ -166,7 +170,8 @@ public final class SpanRecorder: Sendable {
         if elapsed >= token.recordThresholdNanos {
             recordScopedEnd(
                 name: token.name, site: token.site, recordThresholdNanos: token.recordThresholdNanos, elapsed: elapsed,
-                exit: exit, reason: reason, detail: detail, count: count, scope: scope)
+                exit: exit, reason: reason, detail: detail, count: count, scope: scope,
+                profile: profile, startNanos: token.startNanos)
         } else {
             if exit != .success { tallyExit(token.name, exit: exit, site: token.site) }
             if scope != 0 { ParentScope.endUnused(scope) }
@@ -190,7 +195,8 @@ public final class SpanRecorder: Sendable {
     @usableFromInline @inline(never)
     func recordScopedEnd(
         name: StaticString, site: CallSite, recordThresholdNanos: UInt64, elapsed: UInt64, exit: SpanExit,
-        reason: String?, detail: String?, count: Int?, scope: UInt64 = 0
+        reason: String?, detail: String?, count: Int?, scope: UInt64 = 0, profile: UInt64 = 0,
+        startNanos: UInt64 = 0
     ) {
         let children = scope == 0 ? [] : ChildScopes.shared.release(scope)
         let budget = SpanToken.budget(recordThresholdNanos: recordThresholdNanos)
@@ -202,6 +208,7 @@ public final class SpanRecorder: Sendable {
             budgetNanos: budget, exit: exit,
             reason: reason, detail: detail, count: count, children: children)
         record.childrenUncounted = scope == ParentScope.exhausted
+        if profile != 0 { record.profile = profiles?.take(profile, startNanos: startNanos) }
         pipeline.emit(.spanEnded(record))
     }
 }

@@ -37,6 +37,9 @@ public struct SpanToken: Sendable {
         self.parent = parent
     }
 
+    /// What the span sampler compares the time open with: budget + 1, 0 for no budget.
+    @inlinable package var overBudgetThresholdNanos: UInt64 { recordThresholdNanos }
+
     /// The budget; `nil` means the span is recorded every time it ends.
     public var budgetNanos: UInt64? { Self.budget(recordThresholdNanos: recordThresholdNanos) }
 

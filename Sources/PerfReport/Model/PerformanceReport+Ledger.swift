@@ -329,7 +329,8 @@ extension PerformanceReport {
 }
 
 extension LedgerValue: Codable {
-    /// Reads a string, an integer, a number, `true`/`false` or an array of strings.
+    /// Reads a string, an integer, a number, `true`/`false`, an array of strings, an object of such
+    /// values or an array of objects.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if let flag = try? container.decode(Bool.self) {
@@ -342,6 +343,10 @@ extension LedgerValue: Codable {
             self = .string(string)
         } else if let strings = try? container.decode([String].self) {
             self = .strings(strings)
+        } else if let object = try? container.decode([String: LedgerValue].self) {
+            self = .object(object)
+        } else if let objects = try? container.decode([[String: LedgerValue]].self) {
+            self = .objects(objects)
         } else {
             throw DecodingError.typeMismatch(
                 LedgerValue.self,
@@ -359,6 +364,7 @@ extension LedgerValue: Codable {
         case .bool(let value): try container.encode(value)
         case .strings(let value): try container.encode(value)
         case .objects(let value): try container.encode(value)
+        case .object(let value): try container.encode(value)
         }
     }
 }

@@ -1,0 +1,222 @@
+// The span sampler: while a measured span is open past its budget, its thread is sampled every
+// interval, the watchdog's way (a blocked thread read from /proc with its wait, never signalled;
+// a thread that stays on the CPU gets SIGPROF), and the samples fold into the span's profile.
+import CPerfShims
+import Glibc
+import PerfCore
+import Synchronization
+
+/// Samples the threads of open spans that are past their budget.
+///
+/// Spans are found through each thread's stack of open measured spans (`perf_sampled_push`,
+/// pushed by `Perf.measure`): a span on no thread's stack is never sampled, so no sample is
+/// ever taken of code that is not the span's. One tick reads every stack; each thread with an
+/// over-budget span gets one sample, counted in every over-budget span open on it (an outer
+/// span's samples include its inner spans' time, as its duration does).
+///
+/// A span's profile is written to its slot in ``ProfileSlots`` after each sample, so it is
+/// crash-durable as it grows; the span's end takes it for its ledger line.
+final class SpanSampler: @unchecked Sendable {
+    // @unchecked: `state` is behind its Mutex; `thread` is set once in start and read in stop.
+    typealias SampleThread = @Sendable (Int32) -> Result<ThreadSample, SampleFailure>
+
+    let slots: ProfileSlots
+    let intervalNanos: UInt64
+    let maxSamples: Int
+    /// Ticks a slot whose span left every stack stays claimed for its owner to take it.
+    static let graceTicks = 100
+    /// Frames kept per sampled stack, innermost first.
+    static let framesKept = 24
+    /// Threads read per tick.
+    static let threadsPerTick = 256
+
+    private let clock: any PerfClock
+    private let sampleThread: SampleThread
+    private let state = Mutex(State())
+    private let stopping = Atomic<Bool>(false)
+    private var thread: pthread_t?
+
+    struct Key: Hashable {
+        let thread: UInt
+        let start: UInt64
+    }
+
+    /// One over-budget span being sampled.
+    struct Open {
+        let ref: UInt64
+        var profile: SpanProfile
+        /// Samples by stack and wait, in first-seen order.
+        var stacks: [String: Int] = [:]
+        var entries: [SpanProfile.Stack] = []
+        /// Ticks since the span was last seen on its thread's stack.
+        var goneTicks = 0
+    }
+
+    struct State {
+        var open: [Key: Open] = [:]
+        var symbolicator = Symbolicator()
+        var views = [perf_sampled_view](repeating: perf_sampled_view(), count: SpanSampler.threadsPerTick)
+        var ticks: UInt64 = 0
+    }
+
+    init(
+        slots: ProfileSlots, intervalMs: Double, maxSamples: Int, clock: any PerfClock = SystemClock(),
+        sampleThread: SampleThread? = nil
+    ) {
+        self.slots = slots
+        self.intervalNanos = UInt64(max(1, intervalMs) * 1_000_000)
+        self.maxSamples = max(1, maxSamples)
+        self.clock = clock
+        self.sampleThread = sampleThread ?? { tid in StackSampler.sampleForSpan(tid: tid) }
+    }
+
+    /// Measured spans push themselves onto their thread's stack from now on; with `thread`, a
+    /// thread of the sampler's own ticks every interval (without, the owner calls ``tick(now:)``:
+    /// a test with a manual clock).
+    func start(thread spawn: Bool = true) {
+        perf_sampling_set_enabled(1)
+        guard spawn else { return }
+        thread = OwnThread.spawn { [self] in
+            perf_name_current_thread("perf.sampler")
+            var pause = timespec(
+                tv_sec: Int(intervalNanos / 1_000_000_000), tv_nsec: Int(intervalNanos % 1_000_000_000))
+            while !stopping.load(ordering: .acquiring) {
+                tick()
+                var remaining = timespec()
+                while nanosleep(&pause, &remaining) != 0, errno == EINTR { pause = remaining }
+                pause = timespec(
+                    tv_sec: Int(intervalNanos / 1_000_000_000), tv_nsec: Int(intervalNanos % 1_000_000_000))
+            }
+        }
+    }
+
+    /// Stops the thread (waiting at most one interval).
+    func stop() {
+        perf_sampling_set_enabled(0)
+        stopping.store(true, ordering: .releasing)
+        if let thread { OwnThread.joinOrDetach(thread) }
+        thread = nil
+    }
+
+    /// Ticks so far.
+    var ticks: UInt64 { state.withLock { $0.ticks } }
+
+    /// One round: every thread with a span past its budget is sampled once. `now` is span-clock
+    /// nanoseconds (what spans' starts are).
+    func tick(now: UInt64? = nil) {
+        let now = now ?? (clock is SystemClock ? perf_fast_ns() : clock.monotonicNanos())
+        state.withLock { state in
+            state.ticks += 1
+            let count = state.views.withUnsafeMutableBufferPointer {
+                Int(perf_sampled_snapshot($0.baseAddress, Int32($0.count)))
+            }
+            var seen = Set<Key>()
+            for position in 0..<count {
+                sampleIfOverBudget(state.views[position], now: now, seen: &seen, state: &state)
+            }
+            for (key, open) in state.open where !seen.contains(key) {
+                var open = open
+                open.goneTicks += 1
+                if slots.isTaken(open.ref) || open.goneTicks > Self.graceTicks {
+                    slots.release(open.ref, abandoned: true)
+                    state.open[key] = nil
+                } else {
+                    state.open[key] = open
+                }
+            }
+        }
+    }
+
+    private func sampleIfOverBudget(_ view: perf_sampled_view, now: UInt64, seen: inout Set<Key>, state: inout State) {
+        let kept = Int(min(view.depth, UInt32(PERF_SAMPLED_DEPTH)))
+        let entries = withUnsafeBytes(of: view.entries) {
+            Array($0.bindMemory(to: perf_sampled_entry.self).prefix(kept))
+        }
+        let names = entries.map { ChildScopes.name(of: $0.name_word) }
+        var sampled: [Key] = []
+        for (index, entry) in entries.enumerated() {
+            guard entry.threshold_ns != 0, now > entry.start_ns, now - entry.start_ns >= entry.threshold_ns else {
+                continue
+            }
+            let key = Key(thread: UInt(bitPattern: view.thread), start: entry.start_ns)
+            if state.open[key] == nil {
+                let budget = entry.threshold_ns == .max ? .max : entry.threshold_ns - 1
+                let wall = clock.wallNanos()
+                let ageNanos = now - entry.start_ns
+                guard
+                    let ref = slots.claim(
+                        name: names[index], startNanos: entry.start_ns, budgetNanos: budget,
+                        startWallNanos: wall > ageNanos ? wall - ageNanos : 0, tid: view.tid)
+                else { continue }
+                guard perf_sampled_attach(view.thread, UInt32(index), entry.start_ns, ref) != 0 else {
+                    slots.release(ref, abandoned: true)
+                    continue
+                }
+                state.open[key] = Open(ref: ref, profile: SpanProfile(intervalMs: Double(intervalNanos) / 1e6))
+            }
+            seen.insert(key)
+            state.open[key]?.goneTicks = 0
+            if state.open[key]?.profile.capped == false { sampled.append(key) }
+        }
+        guard !sampled.isEmpty else { return }
+        let outcome = sampleThread(view.tid)
+        var stack: SpanProfile.Stack?
+        if case .success(let sample) = outcome { stack = Self.stack(of: sample, symbolicator: &state.symbolicator) }
+        for key in sampled {
+            guard var open = state.open[key] else { continue }
+            if let stack {
+                open.profile.samples += 1
+                let identity = (stack.wait ?? "") + "\u{1}" + stack.frames.joined(separator: "\u{1}")
+                if let position = open.stacks[identity] {
+                    open.entries[position].count += 1
+                } else {
+                    open.stacks[identity] = open.entries.count
+                    open.entries.append(stack)
+                }
+            } else {
+                open.profile.missed += 1
+            }
+            open.profile.capped = open.profile.ticks >= maxSamples
+            let depth = entries.firstIndex { $0.start_ns == key.start }.map { $0 + 1 } ?? kept
+            open.profile.open = Array(names[depth...])
+            open.profile.top = Self.top(open.entries)
+            slots.write(open.ref, open.profile)
+            state.open[key] = open
+        }
+    }
+
+    /// A sample as one profile entry: its frames by function (no offsets, so samples anywhere in
+    /// a function fold together), its culprit, and its wait when blocked, privacy-filtered.
+    static func stack(of sample: ThreadSample, symbolicator: inout Symbolicator) -> SpanProfile.Stack {
+        let frames = symbolicator.frames(sample.addresses)
+        let culprit = StackAnalysis.stuckFrames([frames]).culprit
+        var wait: String?
+        if let call = sample.syscall,
+            let described = WaitDescription.describe(call, frames: frames, holder: { (ProcProbe.thread($0), nil) })
+        {
+            wait = PrivacyFilter.sanitize(detail: described.description)
+        }
+        return SpanProfile.Stack(
+            count: 1, culprit: culprit.flatMap { $0.symbol.map(SymbolNames.short) }, wait: wait,
+            frames: frames.prefix(framesKept).map(Self.frameName))
+    }
+
+    /// A frame as a profile names it: the function, or the address and image when unnamed.
+    static func frameName(_ frame: Perf.HangWatchdog.Frame) -> String {
+        if let symbol = frame.symbol { return SymbolNames.short(symbol) }
+        let image = frame.image.split(separator: "/").last.map(String.init) ?? frame.image
+        return "0x\(String(frame.address, radix: 16)) (\(image))"
+    }
+
+    /// The most frequent stacks, at most ``SpanProfile/stacksKept``, then one `other` entry
+    /// holding the rest's count.
+    static func top(_ entries: [SpanProfile.Stack]) -> [SpanProfile.Stack] {
+        let sorted = entries.enumerated().sorted { lhs, rhs in
+            lhs.element.count != rhs.element.count ? lhs.element.count > rhs.element.count : lhs.offset < rhs.offset
+        }.map(\.element)
+        guard sorted.count > SpanProfile.stacksKept else { return sorted }
+        let rest = sorted[SpanProfile.stacksKept...].reduce(0) { $0 + $1.count }
+        return Array(sorted.prefix(SpanProfile.stacksKept))
+            + [SpanProfile.Stack(count: rest, culprit: SpanProfile.otherName, wait: nil, frames: [])]
+    }
+}

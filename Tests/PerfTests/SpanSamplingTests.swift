@@ -1,0 +1,162 @@
+// A measured span past its budget is sampled: its over-budget line says where its thread was.
+// Real threads, a real clock and the real sampler: a thread blocked in a socket read is read
+// from /proc (with its wait and the socket's peer), a spinning one through SIGPROF.
+import Foundation
+import Glibc
+import PerfCore
+import PerfTestSupport
+import Testing
+
+@testable import Perf
+
+/// A read the sampler must name: not inlined, so its frame is on the stack.
+@inline(never)
+func samplingTestReadSlowly(_ fd: Int32) -> Int {
+    var byte: UInt8 = 0
+    return read(fd, &byte, 1)
+}
+
+/// A loop the sampler must name: it calls no function of the program's (the clock is libc's).
+@inline(never)
+func samplingTestSpin(untilNanos deadline: UInt64) -> UInt64 {
+    var sum: UInt64 = 0
+    var now = timespec()
+    repeat {
+        for _ in 0..<10_000 { sum &+= sum &* 31 &+ 7 }
+        clock_gettime(CLOCK_MONOTONIC, &now)
+    } while UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec) < deadline
+    return sum
+}
+
+@inline(never)
+func perf_monotonic_ns_for_tests() -> UInt64 {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+}
+
+extension PerfGlobalStateTests {
+    @Suite struct SpanSamplingTests {
+        /// Installs with the real clock and a 5 ms sampling interval, runs `body`, shuts down and
+        /// returns the ledger's span lines by name.
+        private func recorded(_ body: () throws -> Void) throws -> [String: [LedgerEvent]] {
+            let directory = try TemporaryDirectory("span-sampling")
+            defer { directory.remove() }
+            var configuration = Perf.Configuration(
+                directory: directory.url, app: Perf.AppInfo(name: "sampling-test"), recording: .enabled)
+            configuration.sampleIntervalMs = 5
+            Perf.shutdown()
+            #expect(Perf.install(configuration, environment: [:], clock: SystemClock(), report: { _ in }))
+            try body()
+            Perf.shutdown()
+            let text = try String(
+                contentsOf: directory.url.appendingPathComponent(LedgerWriter.fileName), encoding: .utf8)
+            var lines: [String: [LedgerEvent]] = [:]
+            for line in text.split(separator: "\n") {
+                let bytes = Array(line.utf8)
+                guard let event = bytes.withUnsafeBufferPointer({ LedgerEvent.parse(line: $0) }), event.kind == .span
+                else { continue }
+                lines[event.name, default: []].append(event)
+            }
+            return lines
+        }
+
+        /// A listening socket on 127.0.0.1 whose one client gets a byte after `delayMs`.
+        private func slowServer(delayMs: UInt32) throws -> (port: UInt16, done: Thread) {
+            let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            try #require(listener >= 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+            address.sin_port = 0
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let bound = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(listener, $0, length) == 0 && listen(listener, 1) == 0
+                        && getsockname(listener, $0, &length) == 0
+                }
+            }
+            try #require(bound)
+            let server = Thread {
+                let client = accept(listener, nil, nil)
+                // The delay starts at the client's request, made inside the span.
+                var request: UInt8 = 0
+                _ = read(client, &request, 1)
+                usleep(delayMs * 1000)
+                var byte: UInt8 = 42
+                _ = write(client, &byte, 1)
+                close(client)
+                close(listener)
+            }
+            server.start()
+            return (UInt16(bigEndian: address.sin_port), server)
+        }
+
+        private func connect(port: UInt16) throws -> Int32 {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+            address.sin_port = port.bigEndian
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            try #require(connected == 0)
+            return fd
+        }
+
+        @Test func aSpanBlockedInASocketReadNamesTheReadItsPeerAndItsCaller() throws {
+            let (port, _) = try slowServer(delayMs: 300)
+            let fd = try connect(port: port)
+            defer { close(fd) }
+            var got = 0
+            let lines = try recorded {
+                Perf.measure("db.query", slowMs: 20) {
+                    var request: UInt8 = 1
+                    _ = write(fd, &request, 1)
+                    got = samplingTestReadSlowly(fd)
+                }
+            }
+            #expect(got == 1)
+            let profile = try #require(lines["db.query"]?.first?.profile, "the over-budget line has a profile")
+            // About 280 ms past the budget at 5 ms a sample; a loaded machine delays the sampler.
+            #expect(profile.samples >= 10, "\(profile)")
+            #expect(profile.top.reduce(0) { $0 + $1.count } == profile.samples, "the stacks' counts add up")
+            let peer = "socket 127.0.0.1:\(port)"
+            let named = profile.top.filter { stack in
+                (stack.wait ?? "").hasPrefix("read(fd \(fd) → \(peer)")
+                    && (stack.culprit ?? "").contains("samplingTestReadSlowly")
+            }.reduce(0) { $0 + $1.count }
+            #expect(named * 10 >= profile.samples * 8, "\(named) of \(profile.samples) name the read: \(profile.top)")
+            #expect(profile.suspended == 0)
+        }
+
+        @Test func aSpinningSpanNamesTheSpinningFunction() throws {
+            var sum: UInt64 = 0
+            let lines = try recorded {
+                Perf.measure("cpu.work", slowMs: 20) {
+                    sum = samplingTestSpin(untilNanos: perf_monotonic_ns_for_tests() + 300_000_000)
+                }
+            }
+            #expect(sum != 1)
+            let profile = try #require(lines["cpu.work"]?.first?.profile, "the over-budget line has a profile")
+            #expect(profile.samples >= 10, "\(profile)")
+            let named = profile.top.filter { ($0.culprit ?? "").contains("samplingTestSpin") }.reduce(0) {
+                $0 + $1.count
+            }
+            #expect(named * 10 >= profile.samples * 8, "\(named) of \(profile.samples) name the spin: \(profile.top)")
+            #expect(profile.top.allSatisfy { $0.wait == nil || $0.culprit == SpanProfile.otherName })
+        }
+
+        @Test func aSpanThatEndsBeforeATickFindsItHasNoProfile() throws {
+            let lines = try recorded {
+                for _ in 0..<1000 { Perf.measure("quick", slowMs: 1000) {} }
+                Perf.measure("slow.but.unsampled", slowMs: 0) {}
+            }
+            #expect(lines["quick"] == nil)
+            #expect(lines["slow.but.unsampled"]?.first?.profile == nil, "ended before any tick found it over budget")
+        }
+    }
+}
