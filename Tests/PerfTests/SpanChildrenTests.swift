@@ -87,6 +87,32 @@ extension PerfGlobalStateTests {
             #expect(perf_scope_get() == 0)
         }
 
+        @Test func aChildLineNamesItsParentsScopeAndOnlyAParentWithChildrenHasOne() async throws {
+            let lines = try await recorded { clock in
+                Perf.measure("outer", slowMs: 0) {
+                    Perf.measure("middle", slowMs: 0) {
+                        let leaf = Perf.begin("leaf", slowMs: 0)
+                        clock.advance(byMilliseconds: 1)
+                        leaf.end()
+                    }
+                    Perf.measure("childless", slowMs: 0) { clock.advance(byMilliseconds: 1) }
+                }
+                Perf.begin("root", slowMs: 0).end()
+            }
+            func int(_ line: [String: Any]?, _ key: String) -> Int64? { (line?[key] as? NSNumber)?.int64Value }
+            let outer = lines["outer"]?.first
+            let middle = lines["middle"]?.first
+            let outerScope = try #require(int(outer, "scope"))
+            let middleScope = try #require(int(middle, "scope"))
+            #expect(outerScope != middleScope)
+            #expect(int(middle, "parentScope") == outerScope)
+            #expect(int(lines["childless"]?.first, "parentScope") == outerScope)
+            #expect(int(lines["childless"]?.first, "scope") == nil, "no children, no scope")
+            #expect(int(lines["leaf"]?.first, "parentScope") == middleScope)
+            #expect(int(outer, "parentScope") == nil)
+            #expect(int(lines["root"]?.first, "parentScope") == nil && int(lines["root"]?.first, "scope") == nil)
+        }
+
         @Test func asynchronousMeasureCountsAwaitsAsyncLetAndATaskGroup() async throws {
             let lines = try await recorded { clock in
                 try await Perf.measure("request", slowMs: 0) {

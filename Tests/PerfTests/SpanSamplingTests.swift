@@ -121,8 +121,9 @@ extension PerfGlobalStateTests {
             }
             #expect(got == 1)
             let profile = try #require(lines["db.query"]?.first?.profile, "the over-budget line has a profile")
-            // About 280 ms past the budget at 5 ms a sample; a loaded machine delays the sampler.
-            #expect(profile.samples >= 10, "\(profile)")
+            // About 280 ms past the budget at 5 ms a sample: 56 on an idle machine; a loaded one
+            // (CI's sanitizer builds beside the tests) delays the sampler's ticks.
+            #expect(profile.samples >= 5, "\(profile)")
             #expect(profile.top.reduce(0) { $0 + $1.count } == profile.samples, "the stacks' counts add up")
             let peer = "socket 127.0.0.1:\(port)"
             let named = profile.top.filter { stack in
@@ -142,7 +143,7 @@ extension PerfGlobalStateTests {
             }
             #expect(sum != 1)
             let profile = try #require(lines["cpu.work"]?.first?.profile, "the over-budget line has a profile")
-            #expect(profile.samples >= 10, "\(profile)")
+            #expect(profile.samples >= 5, "\(profile)")
             let named = profile.top.filter { ($0.culprit ?? "").contains("samplingTestSpin") }.reduce(0) {
                 $0 + $1.count
             }

@@ -115,6 +115,8 @@ enum LedgerLines {
             event.extra["selfMs"] = .double(ms((end.durationNanos ?? 0) &- min(end.durationNanos ?? 0, inChildren)))
         }
         if let profile = end.profile { event.extra["profile"] = profile.ledgerValue }
+        if let scope = end.scope { event.extra["scope"] = .int(Int64(bitPattern: scope)) }
+        if let parent = end.parentScope { event.extra["parentScope"] = .int(Int64(bitPattern: parent)) }
         return event
     }
 

@@ -34,6 +34,11 @@ public struct SpanEndRecord: Sendable, Equatable {
     /// The span was a parent but found no free scope (``ParentScope/exhausted``): its
     /// children were not counted.
     public var childrenUncounted = false
+    /// This span's parent scope (``ChildScopes``), when it had children: unique within its
+    /// process, so its children's lines can name it.
+    public var scope: UInt64?
+    /// The parent scope this span began in, when it had a parent: the parent's ``scope``.
+    public var parentScope: UInt64?
     /// What the span sampler saw while the span was over budget (``SpanProfile``); `nil` when it
     /// took no sample of it.
     public var profile: SpanProfile?

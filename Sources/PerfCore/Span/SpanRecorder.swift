@@ -171,7 +171,7 @@ public final class SpanRecorder: Sendable {
             recordScopedEnd(
                 name: token.name, site: token.site, recordThresholdNanos: token.recordThresholdNanos, elapsed: elapsed,
                 exit: exit, reason: reason, detail: detail, count: count, scope: scope,
-                profile: profile, startNanos: token.startNanos)
+                profile: profile, startNanos: token.startNanos, parent: token.parent)
         } else {
             if exit != .success { tallyExit(token.name, exit: exit, site: token.site) }
             if scope != 0 { ParentScope.endUnused(scope) }
@@ -196,7 +196,7 @@ public final class SpanRecorder: Sendable {
     func recordScopedEnd(
         name: StaticString, site: CallSite, recordThresholdNanos: UInt64, elapsed: UInt64, exit: SpanExit,
         reason: String?, detail: String?, count: Int?, scope: UInt64 = 0, profile: UInt64 = 0,
-        startNanos: UInt64 = 0
+        startNanos: UInt64 = 0, parent: UInt64 = 0
     ) {
         let children = scope == 0 ? [] : ChildScopes.shared.release(scope)
         let budget = SpanToken.budget(recordThresholdNanos: recordThresholdNanos)
@@ -208,6 +208,8 @@ public final class SpanRecorder: Sendable {
             budgetNanos: budget, exit: exit,
             reason: reason, detail: detail, count: count, children: children)
         record.childrenUncounted = scope == ParentScope.exhausted
+        if scope > ParentScope.exhausted { record.scope = scope }
+        if parent > ParentScope.exhausted { record.parentScope = parent }
         if profile != 0 { record.profile = profiles?.take(profile, startNanos: startNanos) }
         pipeline.emit(.spanEnded(record))
     }
