@@ -2,6 +2,9 @@
 // tests that SIGKILL them.
 //   spans: ends over-budget spans in a loop, acknowledging each on stdout after `end()` returned.
 //   open:  opens a bounded keyed span, prints "ready", and blocks until killed.
+//   sampled: a measured span blocks in a pipe read, past its 20 ms budget, with a child span
+//          open inside it; prints "ready" and waits to be killed (the test kills it once the
+//          span's profile holds samples).
 //   hang:  runs a hang watchdog on a queue, blocks that queue in `FacadeCrashChild.parseHugeFeed`,
 //          prints "fatal" once the hang has been journalled as in progress, and waits to be killed.
 import Foundation
@@ -10,8 +13,8 @@ import Perf
 
 enum FacadeCrashChild {
     static func run(_ arguments: [String]) -> Int32 {
-        guard arguments.count == 2, ["spans", "open", "hang"].contains(arguments[0]) else {
-            FileHandle.standardError.write(Data("usage: perf-test-child facade spans|open|hang <dir>\n".utf8))
+        guard arguments.count == 2, ["spans", "open", "hang", "sampled"].contains(arguments[0]) else {
+            FileHandle.standardError.write(Data("usage: perf-test-child facade spans|open|hang|sampled <dir>\n".utf8))
             return 2
         }
         Perf.install(
@@ -19,6 +22,16 @@ enum FacadeCrashChild {
                 directory: URL(fileURLWithPath: arguments[1]), app: Perf.AppInfo(name: "crash-child", version: "1"),
                 recording: .enabled, ledgerCapBytes: 64 << 20))
         if arguments[0] == "hang" { hangUntilKilled() }
+        if arguments[0] == "sampled" {
+            let request = Thread {
+                Perf.measure("stuck.request", slowMs: 20) {
+                    Perf.measure("db.wait", slowMs: 600_000) { waitForAnswer() }
+                }
+            }
+            request.start()
+            acknowledge("ready\n")
+            while true { pause() }
+        }
         if arguments[0] == "open" {
             Perf.begin(key: "upload-1", "child.upload", slowMs: 60_000, lifetime: .bounded(ms: 600_000))
             acknowledge("ready\n")
@@ -46,6 +59,15 @@ enum FacadeCrashChild {
         watchdog.start()
         queue.asyncAfter(deadline: .now() + .milliseconds(200)) { parseHugeFeed() }
         while true { pause() }
+    }
+
+    /// A read that never returns: the pipe's write end stays open and silent.
+    @inline(never)
+    static func waitForAnswer() {
+        var ends: [Int32] = [0, 0]
+        guard pipe(&ends) == 0 else { return }
+        var byte: UInt8 = 0
+        _ = read(ends[0], &byte, 1)
     }
 
     /// The culprit the crash test looks for in the fatal hang's stuck frames.

@@ -73,6 +73,46 @@ extension PerfGlobalStateTests {
             #expect(events.contains { $0.kind == .session && $0.name == "crashed" && $0.session == hang.session })
         }
 
+        @Test func aSpanKilledWhileOverBudgetIsOrphanedWithItsProfileAndItsOpenChild() throws {
+            let directory = try TemporaryDirectory("facade-sampled")
+            defer { directory.remove() }
+            let child = try ChildProcess(
+                executable: BuildProducts.testChild, arguments: ["facade", "sampled", directory.path])
+            #expect(child.readLine(timeoutSeconds: 60) == "ready")
+            // Killed once its profile (read from the live file, as the next start will) holds
+            // samples: a condition, not a pause.
+            let sessions = directory.url.appendingPathComponent("sessions")
+            var live: ProfileSlots.OpenSpan?
+            let deadline = Date().addingTimeInterval(60)
+            while live == nil, Date() < deadline {
+                for id in (try? FileManager.default.contentsOfDirectory(atPath: sessions.path)) ?? [] {
+                    let path = sessions.appendingPathComponent(id).appendingPathComponent(ProfileSlots.fileName).path
+                    live = ProfileSlots.recover(path: path)?.open.first { ($0.profile?.samples ?? 0) >= 3 }
+                }
+                if live == nil { sched_yield() }
+            }
+            child.killAndWait()
+            try #require(live != nil, "the child's span was sampled")
+            Perf.install(
+                Perf.Configuration(directory: directory.url, app: Perf.AppInfo(name: "next"), recording: .enabled),
+                environment: [:], clock: SystemClock(), report: { _ in })
+            Perf.shutdown()
+            let events = try LedgerReader(directory: directory.url).readAll().events
+            let orphans = events.filter { $0.kind == .span && $0.exit == "orphaned" }
+            #expect(
+                orphans.map(\.name) == ["stuck.request"], "the child span was under its budget: no profile, no orphan")
+            let orphan = try #require(orphans.first)
+            let profile = try #require(orphan.profile, "\(orphan)")
+            #expect(profile.samples >= 3)
+            #expect(profile.open == ["db.wait"], "the span open inside it when it died")
+            let waits = profile.top.filter {
+                ($0.wait ?? "").hasPrefix("read(") && ($0.culprit ?? "").contains("waitForAnswer")
+            }
+            #expect(waits.reduce(0) { $0 + $1.count } * 10 >= profile.samples * 8, "\(profile.top)")
+            #expect((orphan.lowerMs ?? 0) >= 20, "open at least its budget")
+            #expect(events.contains { $0.kind == .session && $0.name == "crashed" && $0.session == orphan.session })
+        }
+
         @Test func nextInstallReportsTheCrashedSessionAndItsOrphanedSpan() throws {
             for round in 0..<3 {
                 let directory = try TemporaryDirectory("facade-orphan")

@@ -159,7 +159,12 @@ final class PerfRuntime: Sendable {
             // Lines the prior process had queued come first: they happened before it ended.
             LedgerQueue.replay(path: store.ledgerQueuePath(id: recovered.id), into: ledger, session: recovered.id)
             RecoveredDiagnostics.write(recovered, directory: directory, ledger: ledger)
-            let lines = RecoveryLines.events(for: recovered)
+            // The over-budget spans it was sampling when it died, each with its profile so far.
+            var profiles: ProfileSlots.Recovered?
+            if case .crashed = recovered.status {
+                profiles = ProfileSlots.recover(path: store.sessionPath(id: recovered.id) + "/" + ProfileSlots.fileName)
+            }
+            let lines = RecoveryLines.events(for: recovered, profiles: profiles)
             var written = true
             for line in lines where (try? ledger.append(line)) == nil { written = false }
             if written { try? store.acknowledge(recovered) }

@@ -3,7 +3,7 @@
 import PerfCore
 
 enum RecoveryLines {
-    static func events(for recovered: RecoveredSession) -> [LedgerEvent] {
+    static func events(for recovered: RecoveredSession, profiles: ProfileSlots.Recovered? = nil) -> [LedgerEvent] {
         let startMs = LedgerLines.milliseconds(recovered.info?.startWallNanos ?? 0)
         var lines: [LedgerEvent] = []
         switch recovered.status {
@@ -30,6 +30,10 @@ enum RecoveryLines {
             if let problem = recovered.spanMemoryProblem {
                 line.extra["spanMemory"] = .string(String(problem.prefix(200)))
             }
+            if let profiles, profiles.dropped > 0 {
+                line.extra["profilesDropped"] = .int(Int64(clamping: profiles.dropped))
+            }
+            if let profiles, profiles.damaged > 0 { line.extra["profilesDamaged"] = .int(Int64(profiles.damaged)) }
             lines.append(line)
         case .unreadable(let reason):
             var line = LedgerEvent(kind: .session, name: "unreadable", session: recovered.id, timestampMs: startMs)
@@ -50,6 +54,33 @@ enum RecoveryLines {
             }
             line.site = span.site
             line.extra["lifetime"] = .string(span.lifetime)
+            lines.append(line)
+        }
+        for span in profiles?.open ?? [] {
+            var line = LedgerEvent(
+                kind: .span, name: span.name, session: recovered.id,
+                timestampMs: LedgerLines.milliseconds(span.startWallNanos))
+            line.exit = SpanExit.orphaned.rawValue
+            line.budgetMs = LedgerLines.ms(span.budgetNanos)
+            // Open at least until the process was last known alive, and at least its budget and
+            // an interval per tick after the first (which found it over budget).
+            var lower = 0.0
+            if let alive = recovered.spanMemory?.lastAliveWallNanos, alive > span.startWallNanos {
+                lower = LedgerLines.ms(alive - span.startWallNanos)
+            }
+            if let profile = span.profile, profile.ticks > 0 {
+                lower = max(lower, LedgerLines.ms(span.budgetNanos) + Double(profile.ticks - 1) * profile.intervalMs)
+            }
+            if lower > 0 {
+                line.lowerMs = lower
+                line.durationMs = lower
+            }
+            if let profile = span.profile {
+                line.extra["profile"] = profile.ledgerValue
+            } else {
+                // The process died while the sampler rewrote it: the span is known, its samples not.
+                line.extra["profileTorn"] = .bool(true)
+            }
             lines.append(line)
         }
         for marker in recovered.fatalMarkers {
