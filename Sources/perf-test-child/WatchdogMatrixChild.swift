@@ -4,7 +4,8 @@
 // for 1 s. Every call records how long it took and what it returned, so the test can compare a
 // run with the watchdog on (Perf installed in <dir>, ledger and all) against one without it: no
 // call may be cut short (EINTR, an early return) and the watchdog must write exactly one hang per
-// block, bracketing it, naming the blocking function and what it waited for.
+// block, bracketing it, naming the blocking function and what it waited for. Every call is a
+// measured span past its budget, so the span sampler reads every thread making one as well.
 //
 // `target=main|mainActor|pool` watches the main queue (the main thread runs `dispatchMain()`), the
 // main actor or the cooperative pool (one block per pool thread) instead of a queue of its own.
@@ -187,7 +188,14 @@ enum WatchdogMatrixChild {
         var all: [Call] { lock.withLock { calls } }
     }
 
+    /// Every call runs inside a measured span past its 20 ms budget: with Perf on, the span
+    /// sampler reads each calling thread every 10 ms while it blocks (or spins), beside the
+    /// watchdog, and neither may cut the call short.
     private static func call(_ kind: String, role: String, ms: Int) -> Call {
+        Perf.measure("matrix.call", slowMs: 20) { unmeasuredCall(kind, role: role, ms: ms) }
+    }
+
+    private static func unmeasuredCall(_ kind: String, role: String, ms: Int) -> Call {
         let start = DispatchTime.now().uptimeNanoseconds
         var (result, error): (Int, Int32) = (0, 0)
         switch kind {

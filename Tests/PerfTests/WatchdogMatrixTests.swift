@@ -109,6 +109,18 @@ extension PerfGlobalStateTests {
         private func check(_ cases: [Case], hangsIn directory: URL, target: String = "queue") throws {
             let (events, _) = try LedgerReader(directory: directory).readAll()
             let hangs = events.filter { $0.kind == .hang }
+            // The span sampler read every call's thread while it was past its budget, blocked or
+            // spinning, beside the watchdog.
+            let sampled = events.filter { $0.kind == .span && $0.name == "matrix.call" }
+            let callsWithPerf = cases.filter(\.withWatchdog).reduce(0) { $0 + $1.calls.count }
+            #expect(sampled.count == callsWithPerf, "\(target): one line per measured call")
+            for line in sampled {
+                let profile = line.profile
+                #expect(
+                    (profile?.samples ?? 0) > 0,
+                    "\(target): a call's span was not sampled: \(String(describing: profile)) \(line.durationMs ?? 0) ms"
+                )
+            }
             for run in cases {
                 let kind = run.kind
                 for call in run.calls {

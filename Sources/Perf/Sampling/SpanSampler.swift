@@ -18,7 +18,9 @@ import Synchronization
 /// crash-durable as it grows; the span's end takes it for its ledger line.
 final class SpanSampler: @unchecked Sendable {
     // @unchecked: `state` is behind its Mutex; `thread` is set once in start and read in stop.
-    typealias SampleThread = @Sendable (Int32) -> Result<ThreadSample, SampleFailure>
+    /// Samples a thread, given whether it was running at its previous sample; says whether it
+    /// is running now.
+    typealias SampleThread = @Sendable (Int32, Bool) -> (Result<ThreadSample, SampleFailure>, running: Bool)
 
     let slots: ProfileSlots
     let intervalNanos: UInt64
@@ -57,6 +59,8 @@ final class SpanSampler: @unchecked Sendable {
         var symbolicator = Symbolicator()
         var views = [perf_sampled_view](repeating: perf_sampled_view(), count: SpanSampler.threadsPerTick)
         var ticks: UInt64 = 0
+        /// Threads seen running (not blocked) at their latest sample, by tid.
+        var running: [Int32: Bool] = [:]
     }
 
     init(
@@ -67,7 +71,7 @@ final class SpanSampler: @unchecked Sendable {
         self.intervalNanos = UInt64(max(1, intervalMs) * 1_000_000)
         self.maxSamples = max(1, maxSamples)
         self.clock = clock
-        self.sampleThread = sampleThread ?? { tid in StackSampler.sampleForSpan(tid: tid) }
+        self.sampleThread = sampleThread ?? { StackSampler.sampleForSpan(tid: $0, runningBefore: $1) }
     }
 
     /// Measured spans push themselves onto their thread's stack from now on; with `thread`, a
@@ -114,6 +118,7 @@ final class SpanSampler: @unchecked Sendable {
             for position in 0..<count {
                 sampleIfOverBudget(state.views[position], now: now, seen: &seen, state: &state)
             }
+            if state.running.count > 4 * Self.threadsPerTick { state.running.removeAll() }
             for (key, open) in state.open where !seen.contains(key) {
                 var open = open
                 open.goneTicks += 1
@@ -159,7 +164,8 @@ final class SpanSampler: @unchecked Sendable {
             if state.open[key]?.profile.capped == false { sampled.append(key) }
         }
         guard !sampled.isEmpty else { return }
-        let outcome = sampleThread(view.tid)
+        let (outcome, running) = sampleThread(view.tid, state.running[view.tid] ?? false)
+        state.running[view.tid] = running
         var stack: SpanProfile.Stack?
         if case .success(let sample) = outcome { stack = Self.stack(of: sample, symbolicator: &state.symbolicator) }
         for key in sampled {

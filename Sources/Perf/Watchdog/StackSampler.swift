@@ -55,11 +55,41 @@ enum StackSampler {
             minimumAttempts: allowSignal ? 10 : 3, pauseMicroseconds: 100)
     }
 
-    /// One sample of an over-budget span's thread: the same rule with a window short enough for
-    /// a sample every few milliseconds. A thread still running at a second look 20 µs later is
-    /// signalled; one that blocks meanwhile is read from /proc.
-    static func sampleForSpan(tid: Int32) -> Result<ThreadSample, SampleFailure> {
-        sample(tid: tid, allowSignal: true, windowNanos: 20_000, minimumAttempts: 2, pauseMicroseconds: 0)
+    /// One sample of an over-budget span's thread, every few milliseconds: a blocked thread is
+    /// read from /proc; a running one is signalled only when it is certainly executing, not in a
+    /// system call.
+    ///
+    /// `/proc/<tid>/syscall` says "running" for a thread that is merely runnable, and a thread
+    /// woken from a `poll` or `read` is runnable, still inside the call, until it gets a CPU:
+    /// on a loaded machine that can last milliseconds, and a signal then makes the call return
+    /// EINTR. Such a thread's CPU time stands still until it runs. So a thread is signalled only
+    /// if it was not blocked at its previous sample (`runningBefore`), is still running at a
+    /// second look 20 µs later, and ran meanwhile: its thread CPU clock (which the kernel brings
+    /// up to date when read) moved by at least 1 µs between the looks. Otherwise the sample is
+    /// missed, never forced.
+    /// Returns the sample and whether the thread was seen running (the next call's
+    /// `runningBefore`).
+    static func sampleForSpan(tid: Int32, runningBefore: Bool) -> (Result<ThreadSample, SampleFailure>, running: Bool) {
+        let cpuBefore = threadCPUNanos(tid)
+        let looked = sample(tid: tid, allowSignal: false, windowNanos: 20_000, minimumAttempts: 2, pauseMicroseconds: 0)
+        guard case .failure(.notBlocked) = looked else { return (looked, false) }
+        guard runningBefore else {
+            return (.failure(.failed("thread \(tid) was blocked at its previous sample")), true)
+        }
+        guard let before = cpuBefore, let after = threadCPUNanos(tid), after &- before >= 1_000 else {
+            return (.failure(.failed("thread \(tid) is runnable but did not run")), true)
+        }
+        var buffer = [UInt](repeating: 0, count: Int(PERF_STACK_MAX_FRAMES))
+        return (signalled(tid: tid, thread: ProcProbe.thread(tid), buffer: &buffer), true)
+    }
+
+    /// CPU time thread `tid` of this process has used, from its per-thread CPU clock.
+    static func threadCPUNanos(_ tid: Int32) -> UInt64? {
+        // MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED): ~tid << 3 | per-thread (4) | sched (2).
+        let clock = clockid_t(bitPattern: (~UInt32(bitPattern: tid)) << 3 | 6)
+        var now = timespec()
+        guard clock_gettime(clock, &now) == 0 else { return nil }
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
 
     private static func sample(
