@@ -76,11 +76,14 @@ enum StackSampler {
         guard runningBefore else {
             return (.failure(.failed("thread \(tid) was blocked at its previous sample")), true)
         }
+        var buffer = [UInt](repeating: 0, count: Int(PERF_STACK_MAX_FRAMES))
         guard let before = cpuBefore, let after = threadCPUNanos(tid), after &- before >= 1_000 else {
             return (.failure(.failed("thread \(tid) is runnable but did not run")), true)
         }
-        var buffer = [UInt](repeating: 0, count: Int(PERF_STACK_MAX_FRAMES))
-        return (signalled(tid: tid, thread: ProcProbe.thread(tid), buffer: &buffer), true)
+        // Signalled at once: every microsecond between the look and the signal is one in which
+        // the thread could enter a system call. (Its name is not needed for a span's profile.)
+        let unnamed = Perf.HangWatchdog.ThreadInfo(tid: tid, name: "", state: "R", waitChannel: nil)
+        return (signalled(tid: tid, thread: unnamed, buffer: &buffer), true)
     }
 
     /// CPU time thread `tid` of this process has used, from its per-thread CPU clock.
