@@ -30,6 +30,18 @@ import Testing
                     return parent
                 }()),
             .spanEnded(
+                {
+                    // A sampled child with children of its own.
+                    var child = SpanEndRecord(
+                        id: 0, name: "db.query", site: "App/Store.swift:40", startWallNanos: wall,
+                        durationNanos: 900_000_000, budgetNanos: 50_000_000, exit: .success,
+                        children: [ChildTotal(name: "db.row", count: 2, totalNanos: 1_000, maxNanos: 600)])
+                    child.scope = 131_073
+                    child.parentScope = 65_537
+                    child.profile = Self.profile
+                    return child
+                }()),
+            .spanEnded(
                 SpanEndRecord(
                     id: 2, name: "boot", site: "App/Main.swift:3", startWallNanos: wall, durationNanos: 5,
                     budgetNanos: nil, exit: .success)),
@@ -56,6 +68,16 @@ import Testing
         return records.compactMap { LedgerLines.event(for: $0, session: session) }
             + [NoteFloor.line(.init(name: "socket.reconnect", count: 12), session: session, wallNanos: wall)]
     }
+
+    static let profile = SpanProfile(
+        samples: 3, suspended: 1, missed: 1, intervalMs: 10, capped: true,
+        top: [
+            SpanProfile.Stack(
+                count: 2, culprit: "App.Store.load(id:)", wait: "read(fd 7 → socket 127.0.0.1:5432)",
+                frames: ["__read", "App.Store.load(id:)"]),
+            SpanProfile.Stack(count: 1, culprit: "other", wait: nil, frames: []),
+        ],
+        open: ["db.row"])
 
     /// The lines the next start writes about a crashed session and an unreadable one.
     static func recoveryLines() -> [LedgerEvent] {
@@ -86,7 +108,12 @@ import Testing
         withoutMemory.spanMemory = nil
         withoutMemory.spanMemoryProblem = "span memory /d/sessions/fedcba9876543211/spans.map: span memory version 2"
         let unreadable = RecoveredSession(id: "0000000000000001", info: nil, status: .unreadable(reason: "bad header"))
-        return RecoveryLines.events(for: crashed) + RecoveryLines.events(for: withoutMemory)
+        var profiles = ProfileSlots.Recovered(dropped: 2, damaged: 1)
+        profiles.open = [
+            .init(name: "api.get", startWallNanos: wall, budgetNanos: 1_000_000, tid: 9, profile: profile),
+            .init(name: "api.put", startWallNanos: wall, budgetNanos: 1_000_000, tid: 9, profile: nil),
+        ]
+        return RecoveryLines.events(for: crashed, profiles: profiles) + RecoveryLines.events(for: withoutMemory)
             + RecoveryLines.events(for: unreadable)
     }
 

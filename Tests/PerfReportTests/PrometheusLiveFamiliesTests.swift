@@ -47,7 +47,7 @@ import Testing
         // A report has a time it was written; the live text is as of the scrape, which Prometheus stamps.
         #expect(exportedFamilies.removeValue(forKey: "perf_report_generated_timestamp_seconds") == "gauge")
         #expect(PrometheusGrammar.families(live) == exportedFamilies)
-        #expect(exportedFamilies.count == 12, "\(exportedFamilies.keys.sorted())")
+        #expect(exportedFamilies.count == 13, "\(exportedFamilies.keys.sorted())")
 
         // Per family, the same label names and (for histograms) the same buckets.
         func labelNames(_ bytes: [UInt8]) -> [String: Set<[String]>] {

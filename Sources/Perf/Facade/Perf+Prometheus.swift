@@ -87,6 +87,7 @@ package enum LivePrometheus {
         metrics.residentMemoryBytes = residentMemoryBytes
         metrics.droppedLines = runtime.droppedLedgerLines()
         metrics.droppedSpanRecords = runtime.histograms.droppedRecordCount
+        metrics.droppedProfiles = runtime.sampler?.slots.dropped ?? 0
         return metrics
     }
 

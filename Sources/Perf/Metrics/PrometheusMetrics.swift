@@ -55,6 +55,9 @@ package struct PrometheusMetrics {
     package var droppedLines: [String: UInt64] = [:]
     /// Span ends span memory had no room for.
     package var droppedSpanRecords: UInt64 = 0
+    /// Over-budget spans the span sampler found no profile slot for (their lines have no
+    /// `profile`).
+    package var droppedProfiles: UInt64 = 0
 
     /// The causes of lost ledger lines, always written (0 when none) so the series exist before
     /// the first loss.
@@ -109,6 +112,10 @@ package struct PrometheusMetrics {
             "perf_dropped_span_records_total", type: "counter",
             help: "Span ends span memory had no room for (names past spanNameCapacity, or spanMemoryBytes used up)."
         ) { $0.sample([app], .integer(droppedSpanRecords)) }
+        text.family(
+            "perf_dropped_span_profiles_total", type: "counter",
+            help: "Over-budget spans the span sampler had no profile slot for (64 open at once): not sampled."
+        ) { $0.sample([app], .integer(droppedProfiles)) }
         text.family(
             "perf_process_resident_memory_bytes", type: "gauge",
             help: source == .report
