@@ -20,6 +20,7 @@ let groups: [BenchGroup] = [
     LedgerBenchmarks.group,
     FacadeBenchmarks.group,
     WatchdogBenchmarks.group,
+    SamplerBenchmarks.group,
     ReportBenchmarks.group,
     MetricsBenchmarks.group,
     StallBenchmarks.group,

@@ -128,7 +128,9 @@ final class PerfRuntime: Sendable {
             }
             let profiles =
                 configuration.sampleIntervalMs > 0
-                ? ProfileSlots.make(directory: sessionPath, clock: clock, problem: report) : nil
+                ? ProfileSlots.make(
+                    directory: sessionPath, slotCount: ProfileSlots.defaultSlotCount, syscalls: FileSyscalls(),
+                    clock: clock, problem: report) : nil
             let recorder = SpanRecorder(
                 histograms: histograms, pipeline: pipeline, clock: clock, flightRecorder: flight, profiles: profiles)
             return PerfRuntime(

@@ -25,7 +25,7 @@ import Synchronization
 /// the thread id and the text's length, the name's length and bytes, then the text.
 ///
 /// `@unchecked Sendable`: the mapping is touched only through the state protocol above.
-final class ProfileSlots: SpanProfileSource, @unchecked Sendable {
+package final class ProfileSlots: SpanProfileSource, @unchecked Sendable {
     static let fileName = "profiles.map"
     static let magic: UInt64 = 0x3146_5250_4652_4550  // "PERFPRF1"
     static let version: UInt32 = 1
@@ -67,8 +67,14 @@ final class ProfileSlots: SpanProfileSource, @unchecked Sendable {
 
     /// Slots in `directory` (a session's), or in anonymous memory when it is `nil` or the file
     /// cannot be made (then `problem` hears why once: profiles then do not survive a crash).
+    package static func make(directory: String?, slotCount: Int = defaultSlotCount, clock: any PerfClock)
+        -> ProfileSlots?
+    {
+        make(directory: directory, slotCount: slotCount, syscalls: FileSyscalls(), clock: clock)
+    }
+
     static func make(
-        directory: String?, slotCount: Int = defaultSlotCount, syscalls: FileSyscalls = FileSyscalls(),
+        directory: String?, slotCount: Int, syscalls: FileSyscalls,
         clock: any PerfClock, problem: (String) -> Void = { _ in }
     ) -> ProfileSlots? {
         let bytes = headerBytes + max(1, slotCount) * slotBytes
@@ -161,7 +167,7 @@ final class ProfileSlots: SpanProfileSource, @unchecked Sendable {
 
     /// Takes the profile of the span that began at `startNanos` out of slot `ref`: the owner's
     /// side, at the span's end. `nil` when the slot holds another span (it was reused) or none.
-    func take(_ ref: UInt64, startNanos: UInt64) -> SpanProfile? {
+    package func take(_ ref: UInt64, startNanos: UInt64) -> SpanProfile? {
         guard let index = index(ref) else { return nil }
         let base = slot(index)
         while true {

@@ -16,11 +16,15 @@ import Synchronization
 ///
 /// A span's profile is written to its slot in ``ProfileSlots`` after each sample, so it is
 /// crash-durable as it grows; the span's end takes it for its ledger line.
-final class SpanSampler: @unchecked Sendable {
+package final class SpanSampler: @unchecked Sendable {
     // @unchecked: `state` is behind its Mutex; `thread` is set once in start and read in stop.
-    /// Samples a thread, given whether it was running at its previous sample; says whether it
-    /// is running now.
+    /// Samples a thread, given whether a running one may be signalled; says whether it was
+    /// running.
     typealias SampleThread = @Sendable (Int32, Bool) -> (Result<ThreadSample, SampleFailure>, running: Bool)
+    /// A running thread may be signalled only if it was running at its previous sample and has
+    /// been on a CPU at least this share of the time since (a thread woken from a blocking call
+    /// and still inside it has used none).
+    static let minimumCPUShare = 0.25
 
     let slots: ProfileSlots
     let intervalNanos: UInt64
@@ -36,6 +40,7 @@ final class SpanSampler: @unchecked Sendable {
     private let sampleThread: SampleThread
     private let state = Mutex(State())
     private let stopping = Atomic<Bool>(false)
+    private let cpuNanos = Atomic<UInt64>(0)
     private var thread: pthread_t?
 
     struct Key: Hashable {
@@ -59,25 +64,30 @@ final class SpanSampler: @unchecked Sendable {
         var symbolicator = Symbolicator()
         var views = [perf_sampled_view](repeating: perf_sampled_view(), count: SpanSampler.threadsPerTick)
         var ticks: UInt64 = 0
-        /// Threads seen running (not blocked) at their latest sample, by tid.
-        var running: [Int32: Bool] = [:]
+        /// Each sampled thread at its latest sample, by tid: whether it was running, its CPU
+        /// time and the wall time then.
+        var previous: [Int32: (running: Bool, cpuNanos: UInt64, wallNanos: UInt64)] = [:]
+    }
+
+    package convenience init(slots: ProfileSlots, intervalMs: Double, maxSamples: Int) {
+        self.init(slots: slots, intervalMs: intervalMs, maxSamples: maxSamples, clock: SystemClock())
     }
 
     init(
-        slots: ProfileSlots, intervalMs: Double, maxSamples: Int, clock: any PerfClock = SystemClock(),
+        slots: ProfileSlots, intervalMs: Double, maxSamples: Int, clock: any PerfClock,
         sampleThread: SampleThread? = nil
     ) {
         self.slots = slots
         self.intervalNanos = UInt64(max(1, intervalMs) * 1_000_000)
         self.maxSamples = max(1, maxSamples)
         self.clock = clock
-        self.sampleThread = sampleThread ?? { StackSampler.sampleForSpan(tid: $0, runningBefore: $1) }
+        self.sampleThread = sampleThread ?? { StackSampler.sampleForSpan(tid: $0, maySignal: $1) }
     }
 
     /// Measured spans push themselves onto their thread's stack from now on; with `thread`, a
     /// thread of the sampler's own ticks every interval (without, the owner calls ``tick(now:)``:
     /// a test with a manual clock).
-    func start(thread spawn: Bool = true) {
+    package func start(thread spawn: Bool = true) {
         perf_sampling_set_enabled(1)
         guard spawn else { return }
         thread = OwnThread.spawn { [self] in
@@ -86,6 +96,9 @@ final class SpanSampler: @unchecked Sendable {
                 tv_sec: Int(intervalNanos / 1_000_000_000), tv_nsec: Int(intervalNanos % 1_000_000_000))
             while !stopping.load(ordering: .acquiring) {
                 tick()
+                var used = timespec()
+                clock_gettime(CLOCK_THREAD_CPUTIME_ID, &used)
+                cpuNanos.store(UInt64(used.tv_sec) * 1_000_000_000 + UInt64(used.tv_nsec), ordering: .relaxed)
                 var remaining = timespec()
                 while nanosleep(&pause, &remaining) != 0, errno == EINTR { pause = remaining }
                 pause = timespec(
@@ -95,7 +108,7 @@ final class SpanSampler: @unchecked Sendable {
     }
 
     /// Stops the thread (waiting at most one interval).
-    func stop() {
+    package func stop() {
         perf_sampling_set_enabled(0)
         stopping.store(true, ordering: .releasing)
         if let thread { OwnThread.joinOrDetach(thread) }
@@ -103,11 +116,14 @@ final class SpanSampler: @unchecked Sendable {
     }
 
     /// Ticks so far.
-    var ticks: UInt64 { state.withLock { $0.ticks } }
+    package var ticks: UInt64 { state.withLock { $0.ticks } }
+
+    /// CPU time the sampler's own thread has used (ticks and sleeps), for perf-bench.
+    package var threadCPUNanos: UInt64 { cpuNanos.load(ordering: .relaxed) }
 
     /// One round: every thread with a span past its budget is sampled once. `now` is span-clock
     /// nanoseconds (what spans' starts are).
-    func tick(now: UInt64? = nil) {
+    package func tick(now: UInt64? = nil) {
         let now = now ?? (clock is SystemClock ? perf_fast_ns() : clock.monotonicNanos())
         state.withLock { state in
             state.ticks += 1
@@ -118,7 +134,7 @@ final class SpanSampler: @unchecked Sendable {
             for position in 0..<count {
                 sampleIfOverBudget(state.views[position], now: now, seen: &seen, state: &state)
             }
-            if state.running.count > 4 * Self.threadsPerTick { state.running.removeAll() }
+            if state.previous.count > 4 * Self.threadsPerTick { state.previous.removeAll() }
             for (key, open) in state.open where !seen.contains(key) {
                 var open = open
                 open.goneTicks += 1
@@ -164,8 +180,14 @@ final class SpanSampler: @unchecked Sendable {
             if state.open[key]?.profile.capped == false { sampled.append(key) }
         }
         guard !sampled.isEmpty else { return }
-        let (outcome, running) = sampleThread(view.tid, state.running[view.tid] ?? false)
-        state.running[view.tid] = running
+        let cpu = StackSampler.threadCPUNanos(view.tid) ?? 0
+        let wall = perf_monotonic_ns()
+        var maySignal = false
+        if let before = state.previous[view.tid], before.running, wall > before.wallNanos, cpu >= before.cpuNanos {
+            maySignal = Double(cpu - before.cpuNanos) >= Self.minimumCPUShare * Double(wall - before.wallNanos)
+        }
+        let (outcome, running) = sampleThread(view.tid, maySignal)
+        state.previous[view.tid] = (running, cpu, wall)
         var stack: SpanProfile.Stack?
         if case .success(let sample) = outcome { stack = Self.stack(of: sample, symbolicator: &state.symbolicator) }
         for key in sampled {

@@ -56,32 +56,24 @@ enum StackSampler {
     }
 
     /// One sample of an over-budget span's thread, every few milliseconds: a blocked thread is
-    /// read from /proc; a running one is signalled only when it is certainly executing, not in a
-    /// system call.
+    /// read from /proc; a running one is signalled only with `maySignal`, which the caller
+    /// grants to a thread that has been mostly on a CPU since its previous sample.
     ///
     /// `/proc/<tid>/syscall` says "running" for a thread that is merely runnable, and a thread
-    /// woken from a `poll` or `read` is runnable, still inside the call, until it gets a CPU:
-    /// on a loaded machine that can last milliseconds, and a signal then makes the call return
-    /// EINTR. Such a thread's CPU time stands still until it runs. So a thread is signalled only
-    /// if it was not blocked at its previous sample (`runningBefore`), is still running at a
-    /// second look 20 µs later, and ran meanwhile: its thread CPU clock (which the kernel brings
-    /// up to date when read) moved by at least 1 µs between the looks. Otherwise the sample is
-    /// missed, never forced.
-    /// Returns the sample and whether the thread was seen running (the next call's
-    /// `runningBefore`).
-    static func sampleForSpan(tid: Int32, runningBefore: Bool) -> (Result<ThreadSample, SampleFailure>, running: Bool) {
-        let cpuBefore = threadCPUNanos(tid)
+    /// woken from a `poll` or `read` is runnable, still inside the call, until it gets a CPU: on
+    /// a loaded machine that can last milliseconds, and a signal then makes the call return
+    /// EINTR. Such a thread was blocked at its previous sample and used no CPU since, so it is
+    /// never signalled; its sample is missed, never forced. Returns the sample and whether the
+    /// thread was seen running.
+    static func sampleForSpan(tid: Int32, maySignal: Bool) -> (Result<ThreadSample, SampleFailure>, running: Bool) {
         let looked = sample(tid: tid, allowSignal: false, windowNanos: 20_000, minimumAttempts: 2, pauseMicroseconds: 0)
         guard case .failure(.notBlocked) = looked else { return (looked, false) }
-        guard runningBefore else {
-            return (.failure(.failed("thread \(tid) was blocked at its previous sample")), true)
-        }
-        var buffer = [UInt](repeating: 0, count: Int(PERF_STACK_MAX_FRAMES))
-        guard let before = cpuBefore, let after = threadCPUNanos(tid), after &- before >= 1_000 else {
-            return (.failure(.failed("thread \(tid) is runnable but did not run")), true)
+        guard maySignal else {
+            return (.failure(.failed("thread \(tid) has not been on a CPU since its previous sample")), true)
         }
         // Signalled at once: every microsecond between the look and the signal is one in which
         // the thread could enter a system call. (Its name is not needed for a span's profile.)
+        var buffer = [UInt](repeating: 0, count: Int(PERF_STACK_MAX_FRAMES))
         let unnamed = Perf.HangWatchdog.ThreadInfo(tid: tid, name: "", state: "R", waitChannel: nil)
         return (signalled(tid: tid, thread: unnamed, buffer: &buffer), true)
     }
