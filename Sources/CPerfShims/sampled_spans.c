@@ -9,7 +9,7 @@ uint32_t perf_sampling_enabled;
 PERF_TLS perf_sampled_thread perf_tls_sampled;
 
 static pthread_mutex_t sampled_lock = PTHREAD_MUTEX_INITIALIZER;
-static perf_sampled_thread sampled_head = {0, 0, 0, {{0, 0, 0, 0}}, &sampled_head, &sampled_head, 1};
+static perf_sampled_thread sampled_head = {0, 0, 0, {{0, 0, 0, 0, 0}}, &sampled_head, &sampled_head, 1};
 static pthread_key_t sampled_key;
 static pthread_once_t sampled_once = PTHREAD_ONCE_INIT;
 
@@ -77,6 +77,7 @@ static int read_stack(perf_sampled_thread *thread, perf_sampled_view *view) {
             view->entries[i].threshold_ns = __atomic_load_n(&entry->threshold_ns, __ATOMIC_RELAXED);
             view->entries[i].name_word = __atomic_load_n(&entry->name_word, __ATOMIC_RELAXED);
             view->entries[i].profile = __atomic_load_n(&entry->profile, __ATOMIC_RELAXED);
+            view->entries[i].span_id = __atomic_load_n(&entry->span_id, __ATOMIC_RELAXED);
         }
         __atomic_thread_fence(__ATOMIC_ACQUIRE);
         if (__atomic_load_n(&thread->sequence, __ATOMIC_RELAXED) != before) continue;

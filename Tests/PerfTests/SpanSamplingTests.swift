@@ -61,6 +61,32 @@ extension PerfGlobalStateTests {
             return lines
         }
 
+        private func recordedAsync(_ body: () async throws -> Void) async throws -> [String: [LedgerEvent]] {
+            let directory = try TemporaryDirectory("span-sampling-async")
+            defer { directory.remove() }
+            var configuration = Perf.Configuration(
+                directory: directory.url, app: Perf.AppInfo(name: "sampling-test"), recording: .enabled)
+            configuration.sampleIntervalMs = 5
+            Perf.shutdown()
+            #expect(Perf.install(configuration, environment: [:], clock: SystemClock(), report: { _ in }))
+            try await body()
+            Perf.shutdown()
+            return try spanLines(in: directory)
+        }
+
+        private func spanLines(in directory: TemporaryDirectory) throws -> [String: [LedgerEvent]] {
+            let text = try String(
+                contentsOf: directory.url.appendingPathComponent(LedgerWriter.fileName), encoding: .utf8)
+            var lines: [String: [LedgerEvent]] = [:]
+            for line in text.split(separator: "\n") {
+                let bytes = Array(line.utf8)
+                guard let event = bytes.withUnsafeBufferPointer({ LedgerEvent.parse(line: $0) }), event.kind == .span
+                else { continue }
+                lines[event.name, default: []].append(event)
+            }
+            return lines
+        }
+
         /// A listening socket on 127.0.0.1 whose one client gets a byte after `delayMs`.
         private func slowServer(delayMs: UInt32) throws -> (port: UInt16, done: Thread) {
             let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -149,6 +175,36 @@ extension PerfGlobalStateTests {
             }
             #expect(named * 10 >= profile.samples * 8, "\(named) of \(profile.samples) name the spin: \(profile.top)")
             #expect(profile.top.allSatisfy { $0.wait == nil || $0.culprit == SpanProfile.otherName })
+        }
+
+        @Test func anAsyncSpanAwaitingPastItsBudgetIsSuspendedNeverSampledFromOtherCode() async throws {
+            // Another task keeps a thread busy meanwhile: a sample taken from whatever a thread
+            // runs, rather than from the span's own jobs, would name it.
+            let busy = Task.detached { samplingTestSpin(untilNanos: perf_monotonic_ns_for_tests() + 400_000_000) }
+            let lines = try await recordedAsync {
+                try await Perf.measure("async.wait", slowMs: 20) { try await Task.sleep(for: .milliseconds(300)) }
+            }
+            _ = await busy.value
+            let profile = try #require(lines["async.wait"]?.first?.profile, "the over-budget line has a profile")
+            #expect(profile.suspended >= 5, "\(profile)")
+            #expect(profile.samples == 0 && profile.top.isEmpty, "nothing sampled while it awaited: \(profile)")
+        }
+
+        @Test func anAsyncSpanRunningOnAPoolThreadIsSampledThere() async throws {
+            var sum: UInt64 = 0
+            let lines = try await recordedAsync {
+                sum = await Perf.measure("async.work", slowMs: 20) {
+                    await Task.yield()
+                    return samplingTestSpin(untilNanos: perf_monotonic_ns_for_tests() + 300_000_000)
+                }
+            }
+            #expect(sum != 1)
+            let profile = try #require(lines["async.work"]?.first?.profile, "the over-budget line has a profile")
+            #expect(profile.samples >= 5, "\(profile)")
+            let named = profile.top.filter { ($0.culprit ?? "").contains("samplingTestSpin") }.reduce(0) {
+                $0 + $1.count
+            }
+            #expect(named * 10 >= profile.samples * 8, "\(named) of \(profile.samples) name the spin: \(profile.top)")
         }
 
         @Test func aSpanThatEndsBeforeATickFindsItHasNoProfile() throws {

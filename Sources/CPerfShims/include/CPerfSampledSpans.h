@@ -28,6 +28,9 @@ typedef struct {
     /// Set by the sampler once the span is over budget: its profile slot (0: none). The owner
     /// reads it when the span ends; the slot's own key says whether it is really this span's.
     uint64_t profile;
+    /// 0 for a synchronous span (its thread runs it from begin to end); for an asynchronous
+    /// one, its id: the span is on this stack only while a job of its task runs here.
+    uint64_t span_id;
 } perf_sampled_entry;
 
 typedef struct perf_sampled_thread {
@@ -58,7 +61,8 @@ static inline void perf_sampling_set_enabled(uint32_t enabled) {
 
 /// Pushes an open span onto this thread's stack; returns 1 if pushed (then pop it at its end), 0
 /// when no sampler runs or the span has no budget (it is never over one).
-static inline uint32_t perf_sampled_push(uint64_t start_ns, uint64_t threshold_ns, uint64_t name_word) {
+static inline uint32_t perf_sampled_push_id(uint64_t start_ns, uint64_t threshold_ns, uint64_t name_word,
+                                            uint64_t span_id) {
     if (!perf_sampling_is_enabled() || threshold_ns == 0) return 0;
     perf_sampled_thread *self = &perf_tls_sampled;
     if (__builtin_expect(!self->registered, 0)) perf_sampled_register();
@@ -72,10 +76,16 @@ static inline uint32_t perf_sampled_push(uint64_t start_ns, uint64_t threshold_n
         __atomic_store_n(&entry->threshold_ns, threshold_ns, __ATOMIC_RELAXED);
         __atomic_store_n(&entry->name_word, name_word, __ATOMIC_RELAXED);
         __atomic_store_n(&entry->profile, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&entry->span_id, span_id, __ATOMIC_RELAXED);
     }
     __atomic_store_n(&self->depth, depth + 1, __ATOMIC_RELAXED);
     __atomic_store_n(&self->sequence, sequence + 2, __ATOMIC_RELEASE);
     return 1;
+}
+
+/// `perf_sampled_push_id` for a synchronous span.
+static inline uint32_t perf_sampled_push(uint64_t start_ns, uint64_t threshold_ns, uint64_t name_word) {
+    return perf_sampled_push_id(start_ns, threshold_ns, name_word, 0);
 }
 
 /// Pops this thread's innermost span; returns its profile slot (0: none was taken).

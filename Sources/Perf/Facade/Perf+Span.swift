@@ -297,20 +297,30 @@ extension Perf {
         let scope = span.token == nil ? 0 : ChildScopes.shared.acquire()
         span.scope = scope
         perf_async_scopes_add(1)
+        // While a span sampler runs, the body's jobs run on an executor that puts the span on
+        // the thread running each of them: sampled where it runs, `suspended` while it awaits.
+        let executor = sampledExecutor(for: span, name: name)
         let outcome: Swift.Result<Result, Failure> = await ParentScope.$current.withValue(scope) {
-            do throws(Failure) {
-                return .success(try await body())
-            } catch {
-                return .failure(error)
+            await withTaskExecutorPreference(executor) {
+                do throws(Failure) {
+                    return .success(try await body())
+                } catch {
+                    return .failure(error)
+                }
             }
         }
         perf_async_scopes_add(-1)
+        let profile = endSampledExecutor(executor)
         switch outcome {
         case .success(let result):
-            span.end()
+            if profile == 0 {
+                span.end()
+            } else {
+                Span.endSampled(span, profile: profile)
+            }
             return result
         case .failure(let error):
-            span.end(exit: SpanExit.derived(from: error), reason: measureReason(for: error))
+            endMeasure(span, failedWith: error, profile: profile)
             throw error
         }
     }

@@ -43,9 +43,12 @@ package final class SpanSampler: @unchecked Sendable {
     private let cpuNanos = Atomic<UInt64>(0)
     private var thread: pthread_t?
 
+    /// A synchronous span is its thread's (and its start); an asynchronous one is its id's,
+    /// whichever thread runs it.
     struct Key: Hashable {
         let thread: UInt
         let start: UInt64
+        var id: UInt64 = 0
     }
 
     /// One over-budget span being sampled.
@@ -134,6 +137,7 @@ package final class SpanSampler: @unchecked Sendable {
             for position in 0..<count {
                 sampleIfOverBudget(state.views[position], now: now, seen: &seen, state: &state)
             }
+            countSuspended(now: now, seen: &seen, state: &state)
             if state.previous.count > 4 * Self.threadsPerTick { state.previous.removeAll() }
             for (key, open) in state.open where !seen.contains(key) {
                 var open = open
@@ -159,7 +163,13 @@ package final class SpanSampler: @unchecked Sendable {
             guard entry.threshold_ns != 0, now > entry.start_ns, now - entry.start_ns >= entry.threshold_ns else {
                 continue
             }
-            let key = Key(thread: UInt(bitPattern: view.thread), start: entry.start_ns)
+            let key =
+                entry.span_id == 0
+                ? Key(thread: UInt(bitPattern: view.thread), start: entry.start_ns)
+                : Key(thread: 0, start: entry.start_ns, id: entry.span_id)
+            // An asynchronous span whose structured child tasks run on several threads at once
+            // is sampled once a tick, on the first of them.
+            guard !seen.contains(key) else { continue }
             if state.open[key] == nil {
                 let budget = entry.threshold_ns == .max ? .max : entry.threshold_ns - 1
                 let wall = clock.wallNanos()
@@ -169,7 +179,9 @@ package final class SpanSampler: @unchecked Sendable {
                         name: names[index], startNanos: entry.start_ns, budgetNanos: budget,
                         startWallNanos: wall > ageNanos ? wall - ageNanos : 0, tid: view.tid)
                 else { continue }
-                guard perf_sampled_attach(view.thread, UInt32(index), entry.start_ns, ref) != 0 else {
+                if entry.span_id != 0 {
+                    AsyncSampledSpans.shared.setRef(entry.span_id, ref)
+                } else if perf_sampled_attach(view.thread, UInt32(index), entry.start_ns, ref) == 0 {
                     slots.release(ref, abandoned: true)
                     continue
                 }
@@ -208,6 +220,34 @@ package final class SpanSampler: @unchecked Sendable {
             let depth = entries.firstIndex { $0.start_ns == key.start }.map { $0 + 1 } ?? kept
             open.profile.open = Array(names[depth...])
             open.profile.top = Self.top(open.entries)
+            slots.write(open.ref, open.profile)
+            state.open[key] = open
+        }
+    }
+
+    /// Every open asynchronous span past its budget that no thread ran at this tick is
+    /// suspended (awaiting): counted, never sampled.
+    private func countSuspended(now: UInt64, seen: inout Set<Key>, state: inout State) {
+        for (id, span) in AsyncSampledSpans.shared.all {
+            guard now > span.startNanos, now - span.startNanos >= span.thresholdNanos else { continue }
+            let key = Key(thread: 0, start: span.startNanos, id: id)
+            guard !seen.contains(key) else { continue }
+            seen.insert(key)
+            if state.open[key] == nil {
+                let wall = clock.wallNanos()
+                let age = now - span.startNanos
+                guard
+                    let ref = slots.claim(
+                        name: ChildScopes.name(of: span.nameWord), startNanos: span.startNanos,
+                        budgetNanos: span.thresholdNanos - 1, startWallNanos: wall > age ? wall - age : 0, tid: 0)
+                else { continue }
+                AsyncSampledSpans.shared.setRef(id, ref)
+                state.open[key] = Open(ref: ref, profile: SpanProfile(intervalMs: Double(intervalNanos) / 1e6))
+            }
+            guard var open = state.open[key], !open.profile.capped else { continue }
+            open.goneTicks = 0
+            open.profile.suspended += 1
+            open.profile.capped = open.profile.ticks >= maxSamples
             slots.write(open.ref, open.profile)
             state.open[key] = open
         }
