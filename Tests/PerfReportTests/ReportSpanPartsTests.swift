@@ -59,5 +59,6 @@ import Testing
         _ = HTMLExport.render(input)
         _ = ChromeTraceExport.render(input)
         _ = OTLPExport.render(input)
+        _ = PprofExport.render(input)
     }
 }
