@@ -78,6 +78,10 @@ struct ChromeTraceEvents {
         var name: String
         var category: String
         var args: [String: ReportJSON]
+        /// This slice's position among the session's slices, and its parent's (a ledger span whose
+        /// `parentScope` is another ledger span's `scope`).
+        var id = 0
+        var parentID: Int? = nil
     }
 
     /// Synthetic lanes take tids above the kernel's largest (2^22), so they never meet a real one.
@@ -86,6 +90,8 @@ struct ChromeTraceEvents {
     let origin: Int64
     var metadata: [ReportJSON] = []
     var timed: [Timed] = []
+    /// The id of the next flow arrow from a parent to a child on another lane.
+    var nextFlowID: Int64 = 1
 
     init(origin: Int64) { self.origin = origin }
 
@@ -144,6 +150,7 @@ struct ChromeTraceEvents {
             args["detail"] = event.detail.map(ReportJSON.string)
             args["site"] = event.site.map(ReportJSON.string)
             args["count"] = event.count.map(ReportJSON.int)
+            args.merge(ChromeTraceEvents.spanPartArgs(event)) { $1 }
             if event.exit == .orphaned {
                 // Left open by a crashed process: the slice is the part of it known, not all of it.
                 args["open"] = .string(event.durationMs.map { "≥ \($0) ms" } ?? "for an unknown time")
@@ -168,6 +175,8 @@ struct ChromeTraceEvents {
                     slackNanos: ExportTimeline.ledgerResolutionNanos,
                     name: "\(event.kind) \(event.name)", category: "hang", args: args))
         }
+        for index in slices.indices { slices[index].id = index }
+        linkChildren(&slices, ledgerSpans: session.ledgerSpans)
         return slices
     }
 
@@ -180,8 +189,14 @@ struct ChromeTraceEvents {
                 if lhs.durationNanos != rhs.durationNanos { return lhs.durationNanos > rhs.durationNanos }
                 return (lhs.category, lhs.name) < (rhs.category, rhs.name)
             }
+            var position: [Int: Int] = [:]
+            for (index, slice) in ordered.enumerated() { position[slice.id] = index }
             let placements = ChromeTraceLanes.assign(
-                ordered.map { .init(start: $0.startNanos, duration: $0.durationNanos, slack: $0.slackNanos) })
+                ordered.map {
+                    .init(
+                        start: $0.startNanos, duration: $0.durationNanos, slack: $0.slackNanos,
+                        parent: $0.parentID.flatMap { position[$0] })
+                })
             let baseName: String
             var tids: [Int64] = []
             switch track {
@@ -210,6 +225,7 @@ struct ChromeTraceEvents {
                         startNanos: placement.start, durationNanos: slice.durationNanos, order: timed.count, json: json)
                 )
             }
+            addFlows(ordered, placements, tids: tids, pid: pid)
         }
     }
 
