@@ -51,35 +51,39 @@ public struct SpanCause: Sendable, Equatable {
     }
 
     /// The top cause of each span name whose ledger lines hold a readable profile with samples.
-    /// Ties go to the pair that sorts first (wait, then culprit), so the choice is repeatable.
     public static func top(of events: [PerformanceReport.Event]) -> [String: SpanCause] {
+        var profiles: [String: [SpanProfile]] = [:]
+        for event in events where event.kind == .span {
+            if let profile = event.profile { profiles[event.name, default: []].append(profile) }
+        }
+        return profiles.compactMapValues(cause(of:))
+    }
+
+    /// The top cause over `profiles` (one span name's); `nil` when they hold no sample outside
+    /// the folded `other` entries. Ties go to the pair that sorts first (wait, then culprit), so
+    /// the choice is repeatable.
+    public static func cause(of profiles: [SpanProfile]) -> SpanCause? {
         struct Pair: Hashable {
             var wait: String?
             var culprit: String?
         }
-        var totals: [String: Int64] = [:]
-        var byName: [String: [Pair: Int64]] = [:]
-        for event in events where event.kind == .span {
-            guard let profile = event.profile else { continue }
+        var total: Int64 = 0
+        var pairs: [Pair: Int64] = [:]
+        for profile in profiles {
             for stack in profile.top where stack.count > 0 {
                 let count = Int64(stack.count)
-                totals[event.name] = add(totals[event.name] ?? 0, count)
+                total = add(total, count)
                 if stack.culprit == SpanProfile.otherName, stack.frames.isEmpty { continue }
                 let pair = Pair(wait: stack.wait, culprit: stack.culprit)
-                byName[event.name, default: [:]][pair] = add(byName[event.name]?[pair] ?? 0, count)
+                pairs[pair] = add(pairs[pair] ?? 0, count)
             }
         }
-        var causes: [String: SpanCause] = [:]
-        for (name, pairs) in byName {
-            let best = pairs.min { lhs, rhs in
-                if lhs.value != rhs.value { return lhs.value > rhs.value }
-                return (lhs.key.wait ?? "", lhs.key.culprit ?? "") < (rhs.key.wait ?? "", rhs.key.culprit ?? "")
-            }
-            guard let best, let total = totals[name], total > 0 else { continue }
-            causes[name] = SpanCause(
-                wait: best.key.wait, culprit: best.key.culprit, samples: best.value, totalSamples: total)
+        let best = pairs.min { lhs, rhs in
+            if lhs.value != rhs.value { return lhs.value > rhs.value }
+            return (lhs.key.wait ?? "", lhs.key.culprit ?? "") < (rhs.key.wait ?? "", rhs.key.culprit ?? "")
         }
-        return causes
+        guard let best, total > 0 else { return nil }
+        return SpanCause(wait: best.key.wait, culprit: best.key.culprit, samples: best.value, totalSamples: total)
     }
 
     /// A sum that stops at `Int64.max` rather than trap on a fabricated report's counts.
