@@ -100,4 +100,55 @@ import Testing
         #expect(slices.map { $0["ts"] as? Double } == [1_000, 1_000])
         #expect(slices[0]["tid"] as? Int == slices[1]["tid"] as? Int)
     }
+
+    /// A parent on thread 1 and its child on thread 2 (a child task), both in the flight
+    /// recorder; their ledger lines, which the ring covers, carry the scopes.
+    static func ringReport(childDurationMs: Double = 30) -> PerformanceReport {
+        let ring = SpanIntervals(
+            capacity: 16, recorded: 2, epochUnixMs: F.t0, threads: [1: "main", 2: "worker"],
+            spans: [
+                .init(name: "P", threadID: 1, startNanos: 0, durationNanos: 100_000_000, budgetMs: 50),
+                .init(name: "C", threadID: 2, startNanos: 20_000_000, durationNanos: 30_000_000, budgetMs: 20),
+            ])
+        return PerformanceReport(
+            ledger: .init(events: [
+                line("C", endMs: 50, durationMs: childDurationMs, ["parentScope": .int(4)]),
+                line("P", endMs: 100, durationMs: 100, ["scope": .int(4)]),
+            ]),
+            intervals: [.init(session: "s", flightRecorder: ring)])
+    }
+
+    @Test func flightRecorderSpansTakeTheScopesOfTheLinesThatDescribeThem() throws {
+        let input = ExportInput(report: Self.ringReport(), path: "r.json")
+        let otlp = try ExportFixture.json(OTLPExport.render(input))
+        let resource = try #require((otlp["resourceSpans"] as? [[String: Any]])?.first)
+        let spans = try #require((resource["scopeSpans"] as? [[String: Any]])?.first?["spans"] as? [[String: Any]])
+        let id = { ExportIDs.spanID(session: "s", index: $0) }
+        #expect(spans.map { $0["name"] as? String } == ["session", "P", "C"], "the ledger lines are covered")
+        #expect(spans.map { $0["parentSpanId"] as? String } == [nil, id(0), id(1)])
+
+        let chrome = try ExportFixture.json(ChromeTraceExport.render(input))
+        let events = try #require(chrome["traceEvents"] as? [[String: Any]])
+        let tids = Dictionary(
+            uniqueKeysWithValues: events.filter { $0["ph"] as? String == "X" }.map {
+                ($0["name"] as? String ?? "", $0["tid"] as? Int ?? -1)
+            })
+        #expect(tids == ["P": 1, "C": 2])
+        let flows = events.filter { ["s", "f"].contains($0["ph"] as? String) }
+        #expect(flows.map { $0["ph"] as? String } == ["s", "f"])
+        #expect(flows.map { $0["tid"] as? Int } == [1, 2])
+        #expect(flows.map { $0["ts"] as? Double } == [0, 20_000])
+    }
+
+    @Test func aLineThatDoesNotMatchItsRingSpanLinksNothing() throws {
+        // The child's line says 35 ms where the ring holds 30 ms: not the same span.
+        let input = ExportInput(report: Self.ringReport(childDurationMs: 35), path: "r.json")
+        let otlp = try ExportFixture.json(OTLPExport.render(input))
+        let resource = try #require((otlp["resourceSpans"] as? [[String: Any]])?.first)
+        let spans = try #require((resource["scopeSpans"] as? [[String: Any]])?.first?["spans"] as? [[String: Any]])
+        let root = ExportIDs.spanID(session: "s", index: 0)
+        #expect(spans.dropFirst().map { $0["parentSpanId"] as? String } == [root, root])
+        let chrome = String(decoding: ChromeTraceExport.render(input), as: UTF8.self)
+        #expect(!chrome.contains("\"ph\":\"s\""))
+    }
 }

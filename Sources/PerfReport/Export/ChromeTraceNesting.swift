@@ -1,6 +1,6 @@
-// Children under their parents in the Chrome trace: a slow ledger span whose line names its
-// parent's scope is drawn inside the parent's slice, on its lane when it fits there, and joined
-// to it by a flow arrow when another slice forced it onto a lane of its own.
+// Children under their parents in the Chrome trace: a span whose line names its parent's scope
+// is drawn inside the parent's slice, on its lane when it fits there, and joined to it by a flow
+// arrow when it ran on another thread or another slice forced it onto a lane of its own.
 import Perf
 
 extension ChromeTraceEvents {
@@ -22,22 +22,22 @@ extension ChromeTraceEvents {
         return args
     }
 
-    /// Links each ledger slice whose `parentScope` is another ledger slice's `scope` to it, and
-    /// moves it inside the parent's time: both times are cut to the millisecond, so a child can
+    /// Links each slice whose `parentScope` is another slice's `scope` (a ledger span's, or a
+    /// flight-recorder span's from the covered line that describes it) to it, and moves a ledger
+    /// child inside its parent's time: a ledger line's times are cut to the millisecond, so it can
     /// seem to start up to 1 ms before its parent. A child longer than its parent stays as it is.
-    ///
-    /// - Parameter ledgerSpans: The session's ledger spans, in the order their slices were made
-    ///   (after the interval slices, so slice `offset + i` is ledger span `i`).
-    static func linkChildren(_ slices: inout [Slice], ledgerSpans: [ExportInput.Event]) {
-        guard let offset = slices.firstIndex(where: { $0.category == "ledger" }) else { return }
+    static func linkChildren(_ slices: inout [Slice]) {
         var byScope: [Int64: Int] = [:]
-        for (index, event) in ledgerSpans.enumerated() {
-            if let scope = event.scope, byScope[scope] == nil { byScope[scope] = offset + index }
+        for (index, slice) in slices.enumerated() {
+            if let scope = slice.scopes.scope, byScope[scope] == nil { byScope[scope] = index }
         }
-        for (index, event) in ledgerSpans.enumerated() {
-            let child = offset + index
-            guard let scope = event.parentScope, let parent = byScope[scope], parent != child else { continue }
-            slices[child].parentID = parent
+        guard !byScope.isEmpty else { return }
+        for child in slices.indices {
+            guard let scope = slices[child].scopes.parentScope, let parent = byScope[scope], parent != child else {
+                continue
+            }
+            slices[child].parentID = slices[parent].id
+            guard slices[child].slackNanos > 0 else { continue }
             let start = slices[parent].startNanos
             let end = start + slices[parent].durationNanos
             let duration = slices[child].durationNanos
@@ -48,23 +48,21 @@ extension ChromeTraceEvents {
     }
 
     /// A flow arrow (`ph` `s` at the parent's start, `f` bound to the enclosing slice at the
-    /// child's start) for each child placed on another lane than its parent.
-    mutating func addFlows(
-        _ ordered: [Slice], _ placements: [ChromeTraceLanes.Placement], tids: [Int64], pid: Int64
-    ) {
-        var position: [Int: Int] = [:]
-        for (index, slice) in ordered.enumerated() { position[slice.id] = index }
-        for (index, slice) in ordered.enumerated() {
-            guard let parent = slice.parentID.flatMap({ position[$0] }) else { continue }
-            let from = placements[parent]
-            let to = placements[index]
-            guard from.lane != to.lane else { continue }
+    /// child's start) for each child drawn on another lane than its parent: another thread, or a
+    /// lane another slice forced it onto.
+    ///
+    /// - Parameter placed: Each slice's lane (its tid) and start, by ``Slice/id``.
+    mutating func addFlows(_ slices: [Slice], placed: [Int: (tid: Int64, start: Int64)], pid: Int64) {
+        for slice in slices {
+            guard let parentID = slice.parentID, let from = placed[parentID], let to = placed[slice.id],
+                from.tid != to.tid
+            else { continue }
             let id = nextFlowID
             nextFlowID += 1
-            for (phase, time, lane) in [("s", from.start, from.lane), ("f", to.start, to.lane)] {
+            for (phase, time, tid) in [("s", from.start, from.tid), ("f", to.start, to.tid)] {
                 var event: [String: ReportJSON] = [
                     "name": .string(slice.name), "cat": .string("child"), "ph": .string(phase), "id": .int(id),
-                    "ts": micros(time), "pid": .int(pid), "tid": .int(tids[lane]),
+                    "ts": micros(time), "pid": .int(pid), "tid": .int(tid),
                 ]
                 if phase == "f" { event["bp"] = .string("e") }
                 timed.append(Timed(startNanos: time, durationNanos: 0, order: timed.count, json: .object(event)))

@@ -16,7 +16,7 @@ struct OTLPChildSpan {
     /// Every child span of `session`, by start, the longer first among equal starts.
     static func children(of session: ExportTimeline.Session) -> [OTLPChildSpan] {
         var children: [OTLPChildSpan] = []
-        for interval in session.intervals {
+        for (index, interval) in session.intervals.enumerated() {
             var attributes = [
                 OTLPAttribute.string("perf.source", "flight-recorder"),
                 OTLPAttribute.string("perf.exit", interval.exit.rawValue),
@@ -30,7 +30,8 @@ struct OTLPChildSpan {
             children.append(
                 .init(
                     name: interval.name, startUnixNanos: interval.startUnixNanos, durationNanos: interval.durationNanos,
-                    exit: interval.exit, attributes: attributes))
+                    exit: interval.exit, attributes: attributes, scope: session.intervalScopes[index]?.scope,
+                    parentScope: session.intervalScopes[index]?.parentScope))
         }
         for event in session.ledgerSpans {
             let duration = ExportTimeline.durationNanos(event)
@@ -57,10 +58,10 @@ struct OTLPChildSpan {
         }
     }
 
-    /// Each span's parent among `spans` (by position), or nil for the session's root: a ledger
-    /// span whose `parentScope` is the `scope` of another ledger span of the session. A parent
-    /// that wrote no line (it was under budget), or one the flight recorder's span stands for,
-    /// leaves its child under the root.
+    /// Each span's parent among `spans` (by position), or nil for the session's root: a span
+    /// whose `parentScope` is the `scope` of another span of the session (a ledger span's own, or
+    /// a flight-recorder span's from the covered line that describes it). A parent that wrote no
+    /// line (it was under budget) leaves its child under the root.
     static func parents(of spans: [OTLPChildSpan]) -> [Int?] {
         var byScope: [Int64: Int] = [:]
         for (index, span) in spans.enumerated() {
