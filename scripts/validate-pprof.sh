@@ -3,7 +3,9 @@
 # profiled span lines (Tests/Fixtures/profile/data: two api.get lines, 70 samples), exports it, and
 # runs `go tool pprof -top` and `-traces` on the file. The profile must open (gzip, protobuf and
 # pprof's own checks), name the frames the ledger named, count 70 samples (700 ms of wall time at
-# 10 ms a sample), and carry the span and span_id labels.
+# 10 ms a sample), and carry the span and span_id labels. Then the same on `perf-report demo`'s
+# report, whose profiles the real sampler took: pprof must read it and name Perf.measure's frame
+# (SKIPPED when the run happened to profile no span).
 #
 # Go comes from Debian (`apt-get install -y golang-go`) when it is missing and this runs as root;
 # otherwise the checks print "SKIPPED pprof: <reason>", never PASS, and the run exits 0 (1 with
@@ -88,5 +90,26 @@ else
             fail pprof-labels "the span, span_id or wait label is missing from go tool pprof -traces: $(head -12 "$work/traces.txt")"
         fi
     fi
+fi
+
+# --- a real sampler's profiles: the demo's.
+if "$binary" demo --dir "$work/demo-data" -o "$work/demo.json" >"$work/demo.out" 2>"$work/demo.err"; then
+    status=0
+    "$binary" export "$work/demo.json" --format pprof -o "$work/demo.pb.gz" >"$work/demo-export.log" 2>&1 || status=$?
+    if [ "$status" -eq 4 ]; then
+        skip pprof-demo "the demo's run profiled no span: $(cat "$work/demo-export.log")"
+    elif [ "$status" -ne 0 ]; then
+        fail pprof-demo "perf-report export --format pprof of the demo's report failed: $(cat "$work/demo-export.log")"
+    elif [ -n "$go_unavailable" ]; then
+        skip pprof-demo "$go_unavailable"
+    elif ! go tool pprof -top "$work/demo.pb.gz" >"$work/demo-top.txt" 2>"$work/demo-top.err"; then
+        fail pprof-demo "go tool pprof -top cannot read the demo's profile: $(cat "$work/demo-top.err")"
+    elif grep -qF 'Perf.Perf.measure(' "$work/demo-top.txt"; then
+        pass pprof-demo "go tool pprof -top reads the demo's profile: $(grep -m1 'Total samples' "$work/demo-top.txt" | sed 's/.*Total/total/')"
+    else
+        fail pprof-demo "the demo's profile does not name Perf.measure's frame: $(head -12 "$work/demo-top.txt")"
+    fi
+else
+    fail pprof-demo "perf-report demo failed: $(tail -3 "$work/demo.err")"
 fi
 checks_exit validate-pprof $strict
