@@ -45,14 +45,15 @@ public enum PprofExport {
             functionOrder.append(frame)
             return id
         }
+        typealias F = PprofField
         let samplesType = (strings.index("samples"), strings.index("count"))
         let wallType = (strings.index("wall"), strings.index("nanoseconds"))
         let keys = (span: strings.index("span"), spanID: strings.index("span_id"), wait: strings.index("wait"))
         var profile = ProtobufWriter()
         for type in [samplesType, wallType] {
-            profile.message(1) {
-                $0.int64(1, type.0)
-                $0.int64(2, type.1)
+            profile.message(F.Profile.sampleType) {
+                $0.int64(F.ValueType.type, type.0)
+                $0.int64(F.ValueType.unit, type.1)
             }
         }
         var periodNanos: Int64 = 0
@@ -70,17 +71,19 @@ public enum PprofExport {
                 let frames = stack.frames.isEmpty ? [noStackFrame] : stack.frames
                 let count = Int64(stack.count)
                 let wall = count.multipliedReportingOverflow(by: intervalNanos)
-                profile.message(2) { sample in
-                    sample.packed(1, frames.map(functionID))
+                profile.message(F.Profile.sample) { sample in
+                    // Location ids are the function ids: one location per frame name.
+                    sample.packed(F.Sample.locationID, frames.map(functionID))
                     sample.packed(
-                        2, [UInt64(bitPattern: count), UInt64(bitPattern: wall.overflow ? .max : wall.partialValue)])
+                        F.Sample.value,
+                        [UInt64(bitPattern: count), UInt64(bitPattern: wall.overflow ? .max : wall.partialValue)])
                     var labels = [(keys.span, event.name), (keys.spanID, spanID)]
                     if let wait = stack.wait { labels.append((keys.wait, wait)) }
                     for (key, value) in labels {
                         let valueIndex = strings.index(value)
-                        sample.message(3) {
-                            $0.int64(1, key)
-                            $0.int64(2, valueIndex)
+                        sample.message(F.Sample.label) {
+                            $0.int64(F.Label.key, key)
+                            $0.int64(F.Label.string, valueIndex)
                         }
                     }
                 }
@@ -91,32 +94,30 @@ public enum PprofExport {
                 latest = max(latest, event.timeUnixNanos)
             }
         }
-        for index in functionOrder.indices {
-            let id = UInt64(index + 1)
-            profile.message(4) { location in
-                location.varint(1, id)
-                location.message(4) { $0.varint(1, id) }
-            }
-        }
         for (index, frame) in functionOrder.enumerated() {
+            let id = UInt64(index + 1)
             let name = strings.index(frame)
-            profile.message(5) { function in
-                function.varint(1, UInt64(index + 1))
-                function.int64(2, name)
-                function.int64(3, name)
+            profile.message(F.Profile.location) { location in
+                location.varint(F.Location.id, id)
+                location.message(F.Location.line) { $0.varint(F.Line.functionID, id) }
+            }
+            profile.message(F.Profile.function) { function in
+                function.varint(F.Function.id, id)
+                function.int64(F.Function.name, name)
+                function.int64(F.Function.systemName, name)
             }
         }
-        for string in strings.strings { profile.string(6, string) }
+        for string in strings.strings { profile.string(F.Profile.stringTable, string) }
         if earliest <= latest {
-            profile.int64(9, earliest)
-            profile.int64(10, latest - earliest)
+            profile.int64(F.Profile.timeNanos, earliest)
+            profile.int64(F.Profile.durationNanos, latest - earliest)
         }
-        profile.message(11) {
-            $0.int64(1, wallType.0)
-            $0.int64(2, wallType.1)
+        profile.message(F.Profile.periodType) {
+            $0.int64(F.ValueType.type, wallType.0)
+            $0.int64(F.ValueType.unit, wallType.1)
         }
-        profile.int64(12, periodNanos)
-        profile.int64(14, samplesType.0)
+        profile.int64(F.Profile.period, periodNanos)
+        profile.int64(F.Profile.defaultSampleType, samplesType.0)
         return profile.bytes
     }
 
@@ -126,6 +127,20 @@ public enum PprofExport {
         guard value.isFinite, value >= 0, value < 1e15 else { return 0 }
         return Int64(value.rounded())
     }
+}
+
+/// The field numbers of `profile.proto` that the export writes.
+enum PprofField {
+    enum Profile {
+        static let sampleType = 1, sample = 2, location = 4, function = 5, stringTable = 6
+        static let timeNanos = 9, durationNanos = 10, periodType = 11, period = 12, defaultSampleType = 14
+    }
+    enum ValueType { static let type = 1, unit = 2 }
+    enum Sample { static let locationID = 1, value = 2, label = 3 }
+    enum Label { static let key = 1, string = 2 }
+    enum Location { static let id = 1, line = 4 }
+    enum Line { static let functionID = 1 }
+    enum Function { static let id = 1, name = 2, systemName = 3 }
 }
 
 /// The profile's string table: index 0 is the empty string, as the format requires, and each
