@@ -1,5 +1,5 @@
-// `perf-report export`: a report as a Chrome trace, an OTLP/JSON request or Prometheus metrics,
-// on stdout or written atomically to a file.
+// `perf-report export`: a report as a Chrome trace, an OTLP/JSON request, Prometheus metrics, an
+// HTML page or a pprof profile, on stdout or written atomically to a file.
 import Foundation
 import Perf
 import PerfReport
@@ -14,6 +14,8 @@ struct ExportFormat: Sendable {
         case page
         /// Metrics from histograms and totals: intervals play no part.
         case metrics
+        /// The span sampler's profiles, binary: only to a file, and nothing to write without them.
+        case profile
     }
 
     var name: String
@@ -28,12 +30,14 @@ enum ExportCommand {
         .init(name: "otlp", kind: .trace, render: OTLPExport.render),
         .init(name: "prometheus", kind: .metrics, render: PrometheusExport.render),
         .init(name: "html", kind: .page, render: HTMLExport.render),
+        .init(name: "pprof", kind: .profile, render: PprofExport.render),
     ]
 
     static var formatList: String { choiceList(formats.map(\.name)) }
 
     static let spec = CommandSpec(
-        name: "export", overview: "Export a performance report for trace viewers, OpenTelemetry or Prometheus.",
+        name: "export",
+        overview: "Export a performance report for trace viewers, OpenTelemetry, Prometheus or pprof.",
         arguments: [.init(name: "report", help: "The performance-report.json to export.")],
         options: [
             .value("format", valueName: "format", choices: formats.map(\.name), required: true, help: "\(formatList)."),
@@ -44,7 +48,7 @@ enum ExportCommand {
         exitCodes: [
             (.success, ExitCode.success.meaning), (.usage, ExitCode.usage.meaning),
             (.invalidInput, ExitCode.invalidInput.meaning),
-            (.incompleteData, "nothing to export: no spans, hangs or notes for a trace format"),
+            (.incompleteData, "nothing to export: no spans, hangs or notes for a trace format, no profiles for pprof"),
         ])
 
     static let noIntervalsMessage = "perf-report: no span intervals in this report; histograms only\n"
@@ -55,6 +59,12 @@ enum ExportCommand {
             preconditionFailure("export parsed without a known --format")
         }
         let path = parsed.positionals[0]
+        // A gzipped profile is bytes, not text: stdout carries text only.
+        if format.kind == .profile, parsed.value("output") == nil {
+            return PerfReportCommand.usageError(
+                .other("--format \(format.name) writes a binary file, not text for stdout; give it one: -o <file>"),
+                spec)
+        }
         let input: ExportInput
         do {
             input = try ExportInput(contentsOf: URL(fileURLWithPath: path))
@@ -62,7 +72,13 @@ enum ExportCommand {
             return PerfReportCommand.invalidInput(error)
         }
         var stderr = ""
-        if !input.hasIntervals, format.kind != .metrics { stderr += noIntervalsMessage }
+        if format.kind == .profile, !input.hasProfiles {
+            return CommandResult(
+                stderr: "perf-report: nothing to export from '\(path)': no span line has a profile (the span sampler "
+                    + "profiles spans past their budget); no file written\n",
+                status: .incompleteData)
+        }
+        if !input.hasIntervals, format.kind == .trace || format.kind == .page { stderr += noIntervalsMessage }
         if format.kind == .trace, !input.hasTraceEvents {
             stderr +=
                 "perf-report: nothing to export from '\(path)': no span intervals, slow spans, hangs or notes "

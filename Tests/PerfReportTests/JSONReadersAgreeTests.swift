@@ -35,12 +35,14 @@ import Testing
         for text in [Self.document, pretty, " \r\n\t" + Self.document + "\n"] {
             _ = try JSONScanner(Array(text.utf8))
             let object = try #require(Self.ledgerObject(text))
-            // `spans` is an array of objects: the ledger parser keeps it (as it keeps a `profile`).
-            guard case .objects(let spans)? = object["spans"] else {
-                Issue.record("spans read as \(String(describing: object["spans"]))")
+            // An array of objects is a ledger value now (a span line's `children`), so the rules
+            // read as objects, each with its match.
+            #expect(object["version"] == .int(1))
+            guard case .objects(let rules)? = object["spans"] else {
+                Issue.record("spans read as \(String(describing: object["spans"])), not an array of objects")
                 continue
             }
-            #expect(object["version"] == .int(1) && spans.count == 2)
+            #expect(rules.map { $0["match"] } == [.string("api.*"), .string("db")])
             let budgets = try Budgets(bytes: Array(text.utf8), path: "budgets.json")
             #expect(budgets.spans.map(\.match) == ["api.*", "db"] && budgets.spans[1].message == "é")
             #expect(try Self.lazy(text).get() == Shape(version: 1, spans: [.init(match: "api.*"), .init(match: "db")]))

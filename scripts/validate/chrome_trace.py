@@ -4,7 +4,8 @@
 Perfetto's trace processor cannot be installed offline, so this checks what the viewers rely on:
 the JSON object form, required fields per phase, the phases we write, metadata naming every
 process and lane, events sorted by ts after the metadata, complete events that nest on each lane,
-and microsecond units.
+microsecond units, and flow arrows (parent to child on another lane) whose two ends pair up and
+each lie inside a complete event of its lane, which is what the viewers bind them to.
 
 Usage: chrome_trace.py TRACE.json   (exit 0 and one summary line, or exit 1 naming the problem)
 """
@@ -14,7 +15,7 @@ import sys
 
 from validator import Invalid, require, run
 
-ALLOWED_PHASES = {"X", "i", "C", "M"}
+ALLOWED_PHASES = {"X", "i", "C", "M", "s", "f"}
 METADATA_NAMES = {"process_name", "process_sort_index", "thread_name", "thread_sort_index"}
 # A trace of one report spans minutes to days, never years: ts and dur are microseconds.
 MAX_SPAN_MICROS = 30 * 24 * 3600 * 1e6
@@ -48,6 +49,11 @@ def check_event(index, event):
         args = event.get("args")
         require(isinstance(args, dict) and args, f"{where} (counter) has no args")
         require(all(is_number(v) for v in args.values()), f"{where} (counter) has a non-numeric series")
+    elif phase in ("s", "f"):
+        require(isinstance(event.get("id"), int) and not isinstance(event.get("id"), bool), f"{where} (flow) has no integer id")
+        require(isinstance(event.get("cat"), str), f"{where} (flow) has no 'cat'")
+        if phase == "f":
+            require(event.get("bp") == "e", f"{where} (flow end) does not bind to its enclosing slice (bp 'e')")
     elif phase == "M":
         require(event["name"] in METADATA_NAMES, f"{where} is metadata {event['name']!r}")
         require(isinstance(event.get("args"), dict), f"{where} (metadata) has no args")
@@ -75,6 +81,24 @@ def check_nesting(slices):
             stack.append((start, end, event["name"]))
 
 
+def check_flows(flows, slices):
+    """Each flow id has one start and one end, the end not before the start, and each lies inside
+    a complete event on its own lane."""
+    by_id = {}
+    for event in flows:
+        by_id.setdefault(event["id"], []).append(event)
+    for flow_id, events in by_id.items():
+        phases = sorted(event["ph"] for event in events)
+        require(phases == ["f", "s"], f"flow {flow_id} has phases {phases}, not one s and one f")
+        start = next(event for event in events if event["ph"] == "s")
+        end = next(event for event in events if event["ph"] == "f")
+        require(end["ts"] >= start["ts"], f"flow {flow_id} ends at {end['ts']} before it starts at {start['ts']}")
+        for event in events:
+            lane = slices.get((event["pid"], event["tid"]), [])
+            inside = any(s["ts"] <= event["ts"] <= s["ts"] + s["dur"] for s in lane)
+            require(inside, f"flow {flow_id} ({event['ph']}) at {event['ts']} lies in no slice of pid {event['pid']} tid {event['tid']}")
+
+
 def validate(path):
     with open(path, "rb") as handle:
         try:
@@ -95,6 +119,7 @@ def validate(path):
     last_ts = 0
     process_names, thread_names = set(), set()
     slices = {}
+    flows = []
     counts = {phase: 0 for phase in ALLOWED_PHASES}
     for index, event in enumerate(events):
         check_event(index, event)
@@ -112,13 +137,16 @@ def validate(path):
         last_ts = event["ts"]
         if phase == "X":
             slices.setdefault((event["pid"], event["tid"]), []).append(event)
+        if phase in ("s", "f"):
+            flows.append(event)
 
     require(counts["X"] > 0, "no complete (X) events: nothing to draw")
     pids = {event["pid"] for event in events}
     require(pids <= process_names, f"processes without process_name metadata: {sorted(pids - process_names)}")
     require(set(slices) <= thread_names, f"lanes without thread_name metadata: {sorted(set(slices) - thread_names)}")
     check_nesting(slices)
-    return f"{len(events)} events ({counts['X']} complete, {counts['i']} instant, {counts['C']} counter, {counts['M']} metadata), {len(pids)} process(es), {len(slices)} lane(s)"
+    check_flows(flows, slices)
+    return f"{len(events)} events ({counts['X']} complete, {counts['i']} instant, {counts['C']} counter, {counts['M']} metadata, {counts['s']} flow(s)), {len(pids)} process(es), {len(slices)} lane(s)"
 
 
 if __name__ == "__main__":

@@ -78,6 +78,12 @@ struct ChromeTraceEvents {
         var name: String
         var category: String
         var args: [String: ReportJSON]
+        /// This slice's position among the session's slices, and its parent's (a ledger span whose
+        /// `parentScope` is another ledger span's `scope`).
+        var id = 0
+        var parentID: Int? = nil
+        /// The span's own scope and its parent's, when its line (or the line covering it) says.
+        var scopes = SpanScopes()
     }
 
     /// Synthetic lanes take tids above the kernel's largest (2^22), so they never meet a real one.
@@ -86,6 +92,8 @@ struct ChromeTraceEvents {
     let origin: Int64
     var metadata: [ReportJSON] = []
     var timed: [Timed] = []
+    /// The id of the next flow arrow from a parent to a child on another lane.
+    var nextFlowID: Int64 = 1
 
     init(origin: Int64) { self.origin = origin }
 
@@ -124,7 +132,7 @@ struct ChromeTraceEvents {
     /// Flight-recorder spans, uncovered ledger spans and hangs of one session, before lanes.
     static func slices(of session: ExportTimeline.Session) -> [Slice] {
         var slices: [Slice] = []
-        for interval in session.intervals {
+        for (index, interval) in session.intervals.enumerated() {
             var args: [String: ReportJSON] = ["exit": .string(interval.exit.rawValue)]
             args["budgetMs"] = interval.budgetMs.map(ReportJSON.double)
             args["overBudget"] = .bool(
@@ -133,7 +141,7 @@ struct ChromeTraceEvents {
                 Slice(
                     track: .thread(interval.threadID), startNanos: interval.startUnixNanos,
                     durationNanos: interval.durationNanos, slackNanos: 0, name: interval.name, category: "span",
-                    args: args))
+                    args: args, scopes: session.intervalScopes[index] ?? SpanScopes()))
         }
         for event in session.ledgerSpans {
             let duration = ExportTimeline.durationNanos(event)
@@ -144,6 +152,7 @@ struct ChromeTraceEvents {
             args["detail"] = event.detail.map(ReportJSON.string)
             args["site"] = event.site.map(ReportJSON.string)
             args["count"] = event.count.map(ReportJSON.int)
+            args.merge(ChromeTraceEvents.spanPartArgs(event)) { $1 }
             if event.exit == .orphaned {
                 // Left open by a crashed process: the slice is the part of it known, not all of it.
                 args["open"] = .string(event.durationMs.map { "≥ \($0) ms" } ?? "for an unknown time")
@@ -151,7 +160,8 @@ struct ChromeTraceEvents {
             slices.append(
                 Slice(
                     track: .ledger, startNanos: event.startUnixNanos, durationNanos: duration,
-                    slackNanos: ExportTimeline.ledgerResolutionNanos, name: event.name, category: "ledger", args: args))
+                    slackNanos: ExportTimeline.ledgerResolutionNanos, name: event.name, category: "ledger", args: args,
+                    scopes: SpanScopes(scope: event.scope, parentScope: event.parentScope)))
         }
         for event in session.hangs {
             var args: [String: ReportJSON] = ["fatal": .bool(event.fatal)]
@@ -168,20 +178,30 @@ struct ChromeTraceEvents {
                     slackNanos: ExportTimeline.ledgerResolutionNanos,
                     name: "\(event.kind) \(event.name)", category: "hang", args: args))
         }
+        for index in slices.indices { slices[index].id = index }
+        linkChildren(&slices)
         return slices
     }
 
     /// Places each track's slices on lanes, names the lanes, and adds the complete events.
     mutating func addSlices(_ slices: [Slice], session: ExportTimeline.Session, pid: Int64) {
         var nextSynthetic = Self.syntheticThreadBase
+        // Where each slice went (by id): its lane's tid and its start, for the flow arrows.
+        var placed: [Int: (tid: Int64, start: Int64)] = [:]
         for (track, group) in Dictionary(grouping: slices, by: \.track).sorted(by: { $0.key < $1.key }) {
             let ordered = group.sorted { lhs, rhs in
                 if lhs.startNanos != rhs.startNanos { return lhs.startNanos < rhs.startNanos }
                 if lhs.durationNanos != rhs.durationNanos { return lhs.durationNanos > rhs.durationNanos }
                 return (lhs.category, lhs.name) < (rhs.category, rhs.name)
             }
+            var position: [Int: Int] = [:]
+            for (index, slice) in ordered.enumerated() { position[slice.id] = index }
             let placements = ChromeTraceLanes.assign(
-                ordered.map { .init(start: $0.startNanos, duration: $0.durationNanos, slack: $0.slackNanos) })
+                ordered.map {
+                    .init(
+                        start: $0.startNanos, duration: $0.durationNanos, slack: $0.slackNanos,
+                        parent: $0.parentID.flatMap { position[$0] })
+                })
             let baseName: String
             var tids: [Int64] = []
             switch track {
@@ -209,8 +229,10 @@ struct ChromeTraceEvents {
                     Timed(
                         startNanos: placement.start, durationNanos: slice.durationNanos, order: timed.count, json: json)
                 )
+                placed[slice.id] = (tids[placement.lane], placement.start)
             }
         }
+        addFlows(slices, placed: placed, pid: pid)
     }
 
     /// Metadata first, then every timed event by start, the longer first among equal starts

@@ -11,6 +11,9 @@ enum ChromeTraceLanes {
         /// How much later the slice may start than `start` says: a ledger line's `ts` is cut to
         /// the millisecond, so its true end, and start, lie up to 1 ms later.
         var slack: Int64 = 0
+        /// The position of this slice's parent in the list, when it has one: its lane is tried
+        /// first, so a child nests under its parent wherever it fits there.
+        var parent: Int? = nil
     }
 
     /// Where a slice went: its lane (0 first) and its start, moved within its slack when that
@@ -21,7 +24,8 @@ enum ChromeTraceLanes {
     }
 
     /// Places each slice on the first lane where it starts after the lane's open slices end, or
-    /// lies inside the innermost one, so every lane nests properly.
+    /// lies inside the innermost one, so every lane nests properly; a slice with a parent tries
+    /// its parent's lane first.
     ///
     /// - Parameter slices: Ordered by start, and longest first among equal starts, so a parent
     ///   comes before the children that start with it.
@@ -33,7 +37,8 @@ enum ChromeTraceLanes {
         placements.reserveCapacity(slices.count)
         for slice in slices {
             var placed: Placement?
-            for lane in open.indices {
+            let parentLane = slice.parent.flatMap { $0 < placements.count ? placements[$0].lane : nil }
+            for lane in (parentLane.map { [$0] } ?? []) + open.indices.filter({ $0 != parentLane }) {
                 guard let start = fit(slice, on: &open[lane]) else { continue }
                 open[lane].append((start, start + slice.duration))
                 placed = Placement(lane: lane, start: start)

@@ -84,6 +84,15 @@ public struct ExportInput: Sendable {
         public var lowerMs: Double?, upperMs: Double?
         /// Why a hang was not blamed (`paused`, `stalled`, …), when it was suppressed.
         public var suppressed: String?
+        /// A span's children by name, heaviest first (empty when it had none).
+        public var children: [PerformanceReport.SpanChild] = []
+        /// A span's time outside its children, in milliseconds.
+        public var selfMs: Double? = nil
+        /// A parent span's scope id, and the scope of the parent a child began in: unique within
+        /// the session, so a child's `parentScope` names its parent's line.
+        public var scope: Int64? = nil, parentScope: Int64? = nil
+        /// What the span sampler saw while the span was over budget.
+        public var profile: SpanProfile? = nil
 
         /// Start time in Unix nanoseconds: `ts` minus the duration (or `ts` for instants).
         public var startUnixNanos: Int64 {
@@ -284,12 +293,20 @@ enum ExportReading {
         if line.kind == .span, line.exit == .orphaned, let duration {
             time = min(time + Int64((duration * 1_000_000).rounded()), maximumUnixNanos)
         }
-        return .init(
+        var event = ExportInput.Event(
             kind: line.kind, name: line.name, session: line.session, timeUnixNanos: time,
             durationMs: duration, budgetMs: line.budgetMs, exit: line.exit, detail: line.detail,
             site: line.site, culprit: line.culprit, fatal: line.fatal ?? false, thread: line.thread,
             threadID: line.thread.flatMap(threadID), count: line.count, lowerMs: durationMs(line.lowerMs),
             upperMs: durationMs(line.upperMs), suppressed: line.suppressed)
+        if line.kind == .span {
+            event.children = line.children
+            event.selfMs = line.selfMs
+            event.scope = line.scope
+            event.parentScope = line.parentScope
+            event.profile = line.profile
+        }
+        return event
     }
 
     /// The tid in a hang line's thread description, `name (tid 25982, state R)`: the last

@@ -37,6 +37,9 @@ struct ExportTimeline {
         var samples: [ExportInput.ProcessSample] = []
         /// Thread names by kernel tid, from the newest snapshot that named the thread.
         var threadNames: [Int64: String] = [:]
+        /// The scope ids of flight-recorder spans (by position in ``intervals``) that a ledger line
+        /// the ring covers describes: how a child span in the ring finds its parent.
+        var intervalScopes: [Int: SpanScopes] = [:]
 
         /// The name of `tid` in this session, or `thread <tid>` when no snapshot named it.
         func threadName(_ tid: Int64) -> String { threadNames[tid] ?? "thread \(tid)" }
@@ -140,8 +143,10 @@ extension ExportTimeline.Session {
     /// span never ended, so no ring holds it.
     mutating func dropCoveredLedgerSpans() {
         guard let oldestEnd = intervals.map({ $0.startUnixNanos + $0.durationNanos }).min() else { return }
-        ledgerSpans.removeAll {
-            $0.exit != .orphaned && $0.timeUnixNanos + ExportTimeline.ledgerResolutionNanos >= oldestEnd
+        let isCovered = { (event: ExportTimeline.Event) in
+            event.exit != .orphaned && event.timeUnixNanos + ExportTimeline.ledgerResolutionNanos >= oldestEnd
         }
+        matchScopes(of: ledgerSpans.filter(isCovered))
+        ledgerSpans.removeAll(where: isCovered)
     }
 }

@@ -8,7 +8,9 @@ import Perf
 /// `service.instance.id` and `perf.session.id` = the session, `host.arch`, `os.type`,
 /// `os.description`, `process.runtime.name`/`version`), one scope `perf`, and one trace per
 /// session: a root span `session` covering the session, parent of every flight-recorder span
-/// and of every slow ledger span older than the flight recorder's window. Hangs, hitches,
+/// and of every slow ledger span older than the flight recorder's window, except a ledger span
+/// whose `parentScope` names another exported ledger span's `scope`: that span is its parent
+/// (`parentSpanId`), and its `perf.self_ms` the time outside its children. Hangs, hitches,
 /// notes and overdue spans are events on the root span.
 ///
 /// As OTLP/JSON requires: trace and span ids are lowercase hex (32 and 16 digits, derived
@@ -64,11 +66,14 @@ public enum OTLPExport {
         let traceID = ExportIDs.traceID(session: session.id)
         let rootID = ExportIDs.spanID(session: session.id, index: 0)
         var spans = [rootSpan(session, traceID: traceID, spanID: rootID)]
-        for (index, child) in OTLPChildSpan.children(of: session).enumerated() {
+        let children = OTLPChildSpan.children(of: session)
+        let parents = OTLPChildSpan.parents(of: children)
+        for (index, child) in children.enumerated() {
+            let parentID = parents[index].map { ExportIDs.spanID(session: session.id, index: $0 + 1) } ?? rootID
             spans.append(
                 child.json(
                     traceID: traceID, spanID: ExportIDs.spanID(session: session.id, index: index + 1),
-                    parentID: rootID))
+                    parentID: parentID))
         }
         return .object([
             "resource": .object(["attributes": .array(resource)]),

@@ -9,11 +9,14 @@ struct OTLPChildSpan {
     var durationNanos: Int64
     var exit: PerformanceReport.Exit?
     var attributes: [ReportJSON]
+    /// A ledger span's own scope (it had children) and the scope of the parent it began in.
+    var scope: Int64? = nil
+    var parentScope: Int64? = nil
 
     /// Every child span of `session`, by start, the longer first among equal starts.
     static func children(of session: ExportTimeline.Session) -> [OTLPChildSpan] {
         var children: [OTLPChildSpan] = []
-        for interval in session.intervals {
+        for (index, interval) in session.intervals.enumerated() {
             var attributes = [
                 OTLPAttribute.string("perf.source", "flight-recorder"),
                 OTLPAttribute.string("perf.exit", interval.exit.rawValue),
@@ -27,7 +30,8 @@ struct OTLPChildSpan {
             children.append(
                 .init(
                     name: interval.name, startUnixNanos: interval.startUnixNanos, durationNanos: interval.durationNanos,
-                    exit: interval.exit, attributes: attributes))
+                    exit: interval.exit, attributes: attributes, scope: session.intervalScopes[index]?.scope,
+                    parentScope: session.intervalScopes[index]?.parentScope))
         }
         for event in session.ledgerSpans {
             let duration = ExportTimeline.durationNanos(event)
@@ -41,15 +45,31 @@ struct OTLPChildSpan {
             if let detail = event.detail { attributes.append(OTLPAttribute.string("perf.detail", detail)) }
             if let count = event.count { attributes.append(OTLPAttribute.int("perf.count", count)) }
             attributes += codeAttributes(site: event.site)
+            if let selfMs = event.selfMs { attributes.append(OTLPAttribute.double("perf.self_ms", selfMs)) }
             children.append(
                 .init(
                     name: event.name, startUnixNanos: event.startUnixNanos, durationNanos: duration, exit: event.exit,
-                    attributes: attributes))
+                    attributes: attributes, scope: event.scope, parentScope: event.parentScope))
         }
         return children.sorted { lhs, rhs in
             if lhs.startUnixNanos != rhs.startUnixNanos { return lhs.startUnixNanos < rhs.startUnixNanos }
             if lhs.durationNanos != rhs.durationNanos { return lhs.durationNanos > rhs.durationNanos }
             return lhs.name < rhs.name
+        }
+    }
+
+    /// Each span's parent among `spans` (by position), or nil for the session's root: a span
+    /// whose `parentScope` is the `scope` of another span of the session (a ledger span's own, or
+    /// a flight-recorder span's from the covered line that describes it). A parent that wrote no
+    /// line (it was under budget) leaves its child under the root.
+    static func parents(of spans: [OTLPChildSpan]) -> [Int?] {
+        var byScope: [Int64: Int] = [:]
+        for (index, span) in spans.enumerated() {
+            if let scope = span.scope, byScope[scope] == nil { byScope[scope] = index }
+        }
+        return spans.enumerated().map { index, span in
+            guard let parent = span.parentScope.flatMap({ byScope[$0] }), parent != index else { return nil }
+            return parent
         }
     }
 

@@ -26,6 +26,8 @@ extension ReportSummary {
                     row(
                         [name, "\(span.count)"] + figures
                             + [span.budgetMs.map(format) ?? "-", "\(span.overBudget)", Self.failed(span)]))
+                // The sampler's answer to why, under the figures that say how slow.
+                if let cause = span.topCause { lines.append("    top cause: " + cause.text) }
             }
             let over = spans.reduce(Int64(0)) { $0 &+ $1.overBudget }
             let held = spans.reduce(Int64(0)) { $0 &+ ($1.overBudgetLines ?? $1.overBudget) }
@@ -190,6 +192,13 @@ extension ReportSummary {
                     ]
                     if let lines = span.overBudgetLines { members["overBudgetLines"] = .int(lines) }
                     if !span.exits.isEmpty { members["exits"] = .object(span.exits.mapValues(ReportJSON.int)) }
+                    if let cause = span.topCause {
+                        members["topCause"] = .object([
+                            "wait": .optional(cause.wait), "culprit": .optional(cause.culprit),
+                            "samples": .int(cause.samples), "totalSamples": .int(cause.totalSamples),
+                            "percent": .int(Int64(cause.percent)), "text": .string(cause.description),
+                        ])
+                    }
                     if let orphaned = span.orphaned {
                         members["orphaned"] = .int(orphaned)
                         members["orphanedLowerMs"] = span.orphanedLowerMs.map(ReportJSON.double) ?? .null

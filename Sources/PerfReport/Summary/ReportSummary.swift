@@ -35,6 +35,9 @@ public struct ReportSummary: Sendable, Equatable {
         public var orphaned: Int64?
         /// The longest any of them is known to have been open, in milliseconds (a lower bound).
         public var orphanedLowerMs: Double?
+        /// Where the sampled time of its profiled ledger lines went most, when any line has a
+        /// profile.
+        public var topCause: SpanCause? = nil
     }
 
     /// One culprit row.
@@ -173,8 +176,13 @@ public struct ReportSummary: Sendable, Equatable {
             (app?.name ?? "unknown app") + (app.map { $0.version.isEmpty ? "" : " " + $0.version } ?? "")
             + (app.map { $0.build.isEmpty ? "" : " (build \($0.build))" } ?? "")
         generatedAt = report.generatedAt?.description ?? "unknown"
-        spans = report.spans.map(Self.row)
-            .sorted { $0.p95Ms != $1.p95Ms ? $0.p95Ms > $1.p95Ms : $0.name < $1.name }
+        let causes = SpanCause.top(of: report.ledger.events)
+        spans = report.spans.map { name, span in
+            var row = Self.row(name: name, span: span)
+            row.topCause = causes[name]
+            return row
+        }
+        .sorted { $0.p95Ms != $1.p95Ms ? $0.p95Ms > $1.p95Ms : $0.name < $1.name }
         hangCount = report.hangs.count
         fatalHangs = report.hangs.fatal
         suppressedHangs = report.hangs.suppressed
