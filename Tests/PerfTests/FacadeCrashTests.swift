@@ -87,7 +87,11 @@ extension PerfGlobalStateTests {
             while live == nil, Date() < deadline {
                 for id in (try? FileManager.default.contentsOfDirectory(atPath: sessions.path)) ?? [] {
                     let path = sessions.appendingPathComponent(id).appendingPathComponent(ProfileSlots.fileName).path
-                    live = ProfileSlots.recover(path: path)?.open.first { ($0.profile?.samples ?? 0) >= 3 }
+                    if let found = ProfileSlots.recover(path: path)?.open.first(where: {
+                        ($0.profile?.samples ?? 0) >= 3
+                    }) {
+                        live = found
+                    }
                 }
                 if live == nil { sched_yield() }
             }
