@@ -5,7 +5,8 @@
 # helpers (scripts/validate/venv.sh, scripts/validate/debian.sh); a tool that cannot be had here is
 # left to its validator to report as SKIPPED, so this script never fails a run.
 #   Debian, apt-get install   chromium (validate/html.sh), libxml2-utils (validate-exports.sh),
-#                             linux-perf and bpftrace (validate-probes.sh), strace (reliability.sh)
+#                             linux-perf and bpftrace (validate-probes.sh), strace (reliability.sh),
+#                             golang-go (validate-pprof.sh: go tool pprof)
 #   Debian, unpacked          prometheus, prometheus-node-exporter into $PERF_VALIDATE_TOOLS
 #                             (validate-exports.sh, validate-prometheus-scrape.sh)
 #   PyPI, .build/validate-venv
@@ -31,7 +32,7 @@ timed() {
 }
 
 debian_packages=()
-for tool in chromium:chromium xmllint:libxml2-utils perf:linux-perf bpftrace:bpftrace strace:strace; do
+for tool in chromium:chromium xmllint:libxml2-utils perf:linux-perf bpftrace:bpftrace strace:strace go:golang-go; do
     command -v "${tool%%:*}" >/dev/null 2>&1 || debian_packages+=("${tool#*:}")
 done
 if [ ${#debian_packages[@]} -gt 0 ]; then
