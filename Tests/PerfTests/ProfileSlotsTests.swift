@@ -39,6 +39,20 @@ import Testing
         #expect(slots.dropped == 1)
     }
 
+    @Test(arguments: [false, true])
+    func theSlotsTextIsTheLinesEncodingByteForByte(full: Bool) throws {
+        var written = profile(stacks: full ? 9 : 1, frames: full ? 4 : 0)
+        written.capped = full
+        written.suspended = full ? 2 : 0
+        if !full { written.open = [] }
+        written.top[0].culprit = full ? "App.\"quoted\"\u{1}" : nil
+        guard case .object(let object) = written.ledgerValue else { throw CancellationError() }
+        var expected: [UInt8] = []
+        LedgerEncoder.appendObject(object, into: &expected)
+        #expect(written.jsonBytes == expected)
+        #expect(written.jsonBytes.withUnsafeBufferPointer { SpanProfile(jsonBytes: $0) } == written)
+    }
+
     @Test func aLiveSlotIsFreedOnlyWhenAbandoned() throws {
         let slots = try #require(ProfileSlots.make(directory: nil, slotCount: 1, clock: ManualClock()))
         let ref = try #require(slots.claim(name: "x", startNanos: 1, budgetNanos: 0, startWallNanos: 0, tid: 1))

@@ -22,12 +22,17 @@ final class AsyncSampledSpans: Sendable {
 
     private let spans = Mutex<[UInt64: Entry]>([:])
     private let nextID = Atomic<UInt64>(1)
+    /// Spans open now: the sampler's tick reads no dictionary while it is 0.
+    private let count = Atomic<Int>(0)
+
+    var isEmpty: Bool { count.load(ordering: .relaxed) == 0 }
 
     func add(startNanos: UInt64, thresholdNanos: UInt64, nameWord: UInt64) -> UInt64 {
         let id = nextID.add(1, ordering: .relaxed).oldValue
         spans.withLock {
             $0[id] = Entry(startNanos: startNanos, thresholdNanos: thresholdNanos, nameWord: nameWord)
         }
+        count.add(1, ordering: .relaxed)
         return id
     }
 
@@ -35,7 +40,11 @@ final class AsyncSampledSpans: Sendable {
     func setRef(_ id: UInt64, _ ref: UInt64) { spans.withLock { $0[id]?.ref = ref } }
 
     /// Removes the span; its profile slot, 0 when it has none.
-    func remove(_ id: UInt64) -> UInt64 { spans.withLock { $0.removeValue(forKey: id)?.ref ?? 0 } }
+    func remove(_ id: UInt64) -> UInt64 {
+        guard let removed = spans.withLock({ $0.removeValue(forKey: id) }) else { return 0 }
+        count.subtract(1, ordering: .relaxed)
+        return removed.ref
+    }
 
     var all: [UInt64: Entry] { spans.withLock { $0 } }
 }

@@ -64,11 +64,68 @@ extension SpanProfile {
             open: open)
     }
 
-    /// The profile as one JSON object's bytes (what a profile slot holds).
+    /// The profile as one JSON object's bytes (what a profile slot holds): the bytes
+    /// ``ledgerValue`` encodes to, written directly, since the sampler rewrites a slot after
+    /// every sample.
     package var jsonBytes: [UInt8] {
-        guard case .object(let object) = ledgerValue else { return [] }
         var out: [UInt8] = []
-        LedgerEncoder.appendObject(object, into: &out)
+        out.reserveCapacity(256 + top.reduce(0) { $0 + 64 + 48 * $1.frames.count })
+        func key(_ name: StaticString, first: Bool = false) {
+            if !first { out.append(UInt8(ascii: ",")) }
+            out.append(UInt8(ascii: "\""))
+            out.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+            out.append(contentsOf: "\":".utf8)
+        }
+        func strings(_ values: [String]) {
+            out.append(UInt8(ascii: "["))
+            for (index, value) in values.enumerated() {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                LedgerEncoder.appendQuoted(value, into: &out)
+            }
+            out.append(UInt8(ascii: "]"))
+        }
+        // Keys in byte order, as LedgerEncoder writes an object.
+        out.append(UInt8(ascii: "{"))
+        var first = true
+        if capped {
+            key("capped", first: true)
+            out.append(contentsOf: "true".utf8)
+            first = false
+        }
+        key("intervalMs", first: first)
+        LedgerEncoder.appendDouble(intervalMs, into: &out)
+        key("missed")
+        LedgerEncoder.writeInteger(Int64(missed), into: &out)
+        if !open.isEmpty {
+            key("open")
+            strings(open)
+        }
+        key("samples")
+        LedgerEncoder.writeInteger(Int64(samples), into: &out)
+        key("suspended")
+        LedgerEncoder.writeInteger(Int64(suspended), into: &out)
+        key("top")
+        out.append(UInt8(ascii: "["))
+        for (index, stack) in top.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            out.append(UInt8(ascii: "{"))
+            key("count", first: true)
+            LedgerEncoder.writeInteger(Int64(stack.count), into: &out)
+            if let culprit = stack.culprit {
+                key("culprit")
+                LedgerEncoder.appendQuoted(culprit, into: &out)
+            }
+            if !stack.frames.isEmpty {
+                key("stack")
+                strings(stack.frames)
+            }
+            if let wait = stack.wait {
+                key("wait")
+                LedgerEncoder.appendQuoted(wait, into: &out)
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+        out.append(contentsOf: "]}".utf8)
         return out
     }
 

@@ -56,15 +56,29 @@ package final class SpanSampler: @unchecked Sendable {
         let ref: UInt64
         var profile: SpanProfile
         /// Samples by stack and wait, in first-seen order.
-        var stacks: [String: Int] = [:]
+        var stacks: [Fold: Int] = [:]
         var entries: [SpanProfile.Stack] = []
         /// Ticks since the span was last seen on its thread's stack.
         var goneTicks = 0
     }
 
+    /// What samples fold by: the functions (not the addresses within them) and the wait.
+    struct Fold: Hashable {
+        let frames: [String]
+        let wait: String?
+    }
+
+    /// A symbolicated stack, by its addresses: a thread stuck in one place repeats them.
+    struct Symbolicated {
+        let frames: [Perf.HangWatchdog.Frame]
+        let names: [String]
+        let culprit: String?
+    }
+
     struct State {
         var open: [Key: Open] = [:]
         var symbolicator = Symbolicator()
+        var symbolicated: [[UInt]: Symbolicated] = [:]
         var views = [perf_sampled_view](repeating: perf_sampled_view(), count: SpanSampler.threadsPerTick)
         var ticks: UInt64 = 0
         /// Each sampled thread at its latest sample, by tid: whether it was running, its CPU
@@ -154,6 +168,13 @@ package final class SpanSampler: @unchecked Sendable {
 
     private func sampleIfOverBudget(_ view: perf_sampled_view, now: UInt64, seen: inout Set<Key>, state: inout State) {
         let kept = Int(min(view.depth, UInt32(PERF_SAMPLED_DEPTH)))
+        // Most ticks find no span past its budget: that is decided before anything is allocated.
+        let anyOver = withUnsafeBytes(of: view.entries) { raw in
+            raw.bindMemory(to: perf_sampled_entry.self).prefix(kept).contains {
+                $0.threshold_ns != 0 && now > $0.start_ns && now - $0.start_ns >= $0.threshold_ns
+            }
+        }
+        guard anyOver else { return }
         let entries = withUnsafeBytes(of: view.entries) {
             Array($0.bindMemory(to: perf_sampled_entry.self).prefix(kept))
         }
@@ -201,12 +222,12 @@ package final class SpanSampler: @unchecked Sendable {
         let (outcome, running) = sampleThread(view.tid, maySignal)
         state.previous[view.tid] = (running, cpu, wall)
         var stack: SpanProfile.Stack?
-        if case .success(let sample) = outcome { stack = Self.stack(of: sample, symbolicator: &state.symbolicator) }
+        if case .success(let sample) = outcome { stack = Self.stack(of: sample, state: &state) }
         for key in sampled {
             guard var open = state.open[key] else { continue }
             if let stack {
                 open.profile.samples += 1
-                let identity = (stack.wait ?? "") + "\u{1}" + stack.frames.joined(separator: "\u{1}")
+                let identity = Fold(frames: stack.frames, wait: stack.wait)
                 if let position = open.stacks[identity] {
                     open.entries[position].count += 1
                 } else {
@@ -228,6 +249,7 @@ package final class SpanSampler: @unchecked Sendable {
     /// Every open asynchronous span past its budget that no thread ran at this tick is
     /// suspended (awaiting): counted, never sampled.
     private func countSuspended(now: UInt64, seen: inout Set<Key>, state: inout State) {
+        guard !AsyncSampledSpans.shared.isEmpty else { return }
         for (id, span) in AsyncSampledSpans.shared.all {
             guard now > span.startNanos, now - span.startNanos >= span.thresholdNanos else { continue }
             let key = Key(thread: 0, start: span.startNanos, id: id)
@@ -255,18 +277,27 @@ package final class SpanSampler: @unchecked Sendable {
 
     /// A sample as one profile entry: its frames by function (no offsets, so samples anywhere in
     /// a function fold together), its culprit, and its wait when blocked, privacy-filtered.
-    static func stack(of sample: ThreadSample, symbolicator: inout Symbolicator) -> SpanProfile.Stack {
-        let frames = symbolicator.frames(sample.addresses)
-        let culprit = StackAnalysis.stuckFrames([frames]).culprit
+    static func stack(of sample: ThreadSample, state: inout State) -> SpanProfile.Stack {
+        let symbolicated: Symbolicated
+        if let known = state.symbolicated[sample.addresses] {
+            symbolicated = known
+        } else {
+            let frames = state.symbolicator.frames(sample.addresses)
+            let culprit = StackAnalysis.stuckFrames([frames]).culprit
+            symbolicated = Symbolicated(
+                frames: frames, names: frames.prefix(framesKept).map(Self.frameName),
+                culprit: culprit.flatMap { $0.symbol.map(SymbolNames.short) })
+            if state.symbolicated.count >= 4096 { state.symbolicated.removeAll(keepingCapacity: true) }
+            state.symbolicated[sample.addresses] = symbolicated
+        }
         var wait: String?
         if let call = sample.syscall,
-            let described = WaitDescription.describe(call, frames: frames, holder: { (ProcProbe.thread($0), nil) })
+            let described = WaitDescription.describe(
+                call, frames: symbolicated.frames, holder: { (ProcProbe.thread($0), nil) })
         {
             wait = PrivacyFilter.sanitize(detail: described.description)
         }
-        return SpanProfile.Stack(
-            count: 1, culprit: culprit.flatMap { $0.symbol.map(SymbolNames.short) }, wait: wait,
-            frames: frames.prefix(framesKept).map(Self.frameName))
+        return SpanProfile.Stack(count: 1, culprit: symbolicated.culprit, wait: wait, frames: symbolicated.names)
     }
 
     /// A frame as a profile names it: the function, or the address and image when unnamed.

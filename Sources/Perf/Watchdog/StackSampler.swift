@@ -66,7 +66,9 @@ enum StackSampler {
     /// never signalled; its sample is missed, never forced. Returns the sample and whether the
     /// thread was seen running.
     static func sampleForSpan(tid: Int32, maySignal: Bool) -> (Result<ThreadSample, SampleFailure>, running: Bool) {
-        let looked = sample(tid: tid, allowSignal: false, windowNanos: 20_000, minimumAttempts: 2, pauseMicroseconds: 0)
+        let looked = sample(
+            tid: tid, allowSignal: false, windowNanos: 20_000, minimumAttempts: 2, pauseMicroseconds: 0,
+            describeThread: false)
         guard case .failure(.notBlocked) = looked else { return (looked, false) }
         guard maySignal else {
             return (.failure(.failed("thread \(tid) has not been on a CPU since its previous sample")), true)
@@ -87,10 +89,15 @@ enum StackSampler {
         return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
 
+    /// With `describeThread` false, the thread's name, state and wait channel are not read (two
+    /// /proc files): a span's profile does not show them.
     private static func sample(
-        tid: Int32, allowSignal: Bool, windowNanos: UInt64, minimumAttempts: Int, pauseMicroseconds: UInt32
+        tid: Int32, allowSignal: Bool, windowNanos: UInt64, minimumAttempts: Int, pauseMicroseconds: UInt32,
+        describeThread: Bool = true
     ) -> Result<ThreadSample, SampleFailure> {
-        let thread = ProcProbe.thread(tid)
+        let thread =
+            describeThread
+            ? ProcProbe.thread(tid) : Perf.HangWatchdog.ThreadInfo(tid: tid, name: "", state: nil, waitChannel: nil)
         var buffer = [UInt](repeating: 0, count: Int(PERF_STACK_MAX_FRAMES))
         var call = perf_thread_syscall()
         // A thread seen running is watched for a moment before it may be signalled: one that
