@@ -29,6 +29,10 @@ package final class SpanSampler: @unchecked Sendable {
     let slots: ProfileSlots
     let intervalNanos: UInt64
     let maxSamples: Int
+    /// The longest the sampler sleeps while no span is past its budget: a wake costs the
+    /// kernel tens of microseconds, so an idle sampler wakes when the first open span will pass
+    /// its budget, and at least this often for spans that begin meanwhile.
+    static let idleWakeNanos: UInt64 = 50_000_000
     /// Ticks a slot whose span left every stack stays claimed for its owner to take it.
     static let graceTicks = 100
     /// Frames kept per sampled stack, innermost first.
@@ -106,20 +110,18 @@ package final class SpanSampler: @unchecked Sendable {
     /// a test with a manual clock).
     package func start(thread spawn: Bool = true) {
         perf_sampling_set_enabled(1)
-        guard spawn else { return }
+        guard spawn, thread == nil else { return }
+        stopping.store(false, ordering: .releasing)
         thread = OwnThread.spawn { [self] in
             perf_name_current_thread("perf.sampler")
-            var pause = timespec(
-                tv_sec: Int(intervalNanos / 1_000_000_000), tv_nsec: Int(intervalNanos % 1_000_000_000))
             while !stopping.load(ordering: .acquiring) {
-                tick()
+                let sleep = tick()
                 var used = timespec()
                 clock_gettime(CLOCK_THREAD_CPUTIME_ID, &used)
                 cpuNanos.store(UInt64(used.tv_sec) * 1_000_000_000 + UInt64(used.tv_nsec), ordering: .relaxed)
+                var pause = timespec(tv_sec: Int(sleep / 1_000_000_000), tv_nsec: Int(sleep % 1_000_000_000))
                 var remaining = timespec()
                 while nanosleep(&pause, &remaining) != 0, errno == EINTR { pause = remaining }
-                pause = timespec(
-                    tv_sec: Int(intervalNanos / 1_000_000_000), tv_nsec: Int(intervalNanos % 1_000_000_000))
             }
         }
     }
@@ -140,16 +142,31 @@ package final class SpanSampler: @unchecked Sendable {
 
     /// One round: every thread with a span past its budget is sampled once. `now` is span-clock
     /// nanoseconds (what spans' starts are).
-    package func tick(now: UInt64? = nil) {
+    ///
+    /// Returns how long to sleep before the next tick: the interval while a span is past its
+    /// budget (or an asynchronous one is open), else until the first open span will pass its
+    /// budget, at least the interval and at most ``idleWakeNanos``.
+    @discardableResult
+    package func tick(now: UInt64? = nil) -> UInt64 {
         let now = now ?? (clock is SystemClock ? perf_fast_ns() : clock.monotonicNanos())
-        state.withLock { state in
+        return state.withLock { state in
             state.ticks += 1
             let count = state.views.withUnsafeMutableBufferPointer {
                 Int(perf_sampled_snapshot($0.baseAddress, Int32($0.count)))
             }
             var seen = Set<Key>()
+            var firstDue = now + Self.idleWakeNanos
             for position in 0..<count {
-                sampleIfOverBudget(state.views[position], now: now, seen: &seen, state: &state)
+                let view = state.views[position]
+                withUnsafeBytes(of: view.entries) { raw in
+                    for entry in raw.bindMemory(to: perf_sampled_entry.self).prefix(
+                        Int(min(view.depth, UInt32(PERF_SAMPLED_DEPTH))))
+                    where entry.threshold_ns != 0 {
+                        let due = entry.start_ns &+ entry.threshold_ns
+                        if due > entry.start_ns { firstDue = min(firstDue, due) }
+                    }
+                }
+                sampleIfOverBudget(view, now: now, seen: &seen, state: &state)
             }
             countSuspended(now: now, seen: &seen, state: &state)
             if state.previous.count > 4 * Self.threadsPerTick { state.previous.removeAll() }
@@ -163,6 +180,8 @@ package final class SpanSampler: @unchecked Sendable {
                     state.open[key] = open
                 }
             }
+            if !seen.isEmpty || !AsyncSampledSpans.shared.isEmpty || firstDue <= now { return intervalNanos }
+            return max(intervalNanos, min(firstDue - now, Self.idleWakeNanos))
         }
     }
 
