@@ -171,7 +171,9 @@ public final class SpanRecorder: Sendable {
             recordScopedEnd(
                 name: token.name, site: token.site, recordThresholdNanos: token.recordThresholdNanos, elapsed: elapsed,
                 exit: exit, reason: reason, detail: detail, count: count, scope: scope,
-                profile: profile, startNanos: token.startNanos, parent: token.parent)
+                // The start only matters with a profile slot (0, a constant, on every inlined
+                // end): not kept live to the call otherwise.
+                profile: profile, startNanos: profile == 0 ? 0 : token.startNanos, parent: token.parent)
         } else {
             if exit != .success { tallyExit(token.name, exit: exit, site: token.site) }
             if scope != 0 { ParentScope.endUnused(scope) }
