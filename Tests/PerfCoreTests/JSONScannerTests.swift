@@ -143,7 +143,10 @@ import Testing
         var random = SeededRandom(seed: seed)
         var accepted = 0
         var refused = 0
-        for round in 0..<30_000 {
+        // 30,000 rounds; fewer where PERF_FUZZ_ROUNDS says (the sanitizer runs: under TSan each
+        // round's JSONSerialization check is a thousand times slower, 116 s of its suites' 162).
+        let rounds = ProcessInfo.processInfo.environment["PERF_FUZZ_ROUNDS"].flatMap { Int($0) } ?? 30_000
+        for round in 0..<rounds {
             let bytes = Self.input(round, using: &random)
             let result = Result { () throws(JSONSyntaxError) in try JSONScanner(bytes, maximumDepth: 8) }
             switch result {
@@ -161,6 +164,8 @@ import Testing
                 #expect(error.line >= 1 && error.column >= 1, "seed \(seed): \(error)")
             }
         }
-        #expect(accepted > 100 && refused > 100, "seed \(seed): \(accepted) accepted, \(refused) refused")
+        // Both outcomes well represented: over 100 of each in 30,000 rounds.
+        #expect(
+            accepted > rounds / 300 && refused > rounds / 300, "seed \(seed): \(accepted) accepted, \(refused) refused")
     }
 }
