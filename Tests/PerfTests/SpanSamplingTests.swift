@@ -40,51 +40,34 @@ extension PerfGlobalStateTests {
         /// Installs with the real clock and a 5 ms sampling interval, runs `body`, shuts down and
         /// returns the ledger's span lines by name.
         private func recorded(_ body: () throws -> Void) throws -> [String: [LedgerEvent]] {
-            let directory = try TemporaryDirectory("span-sampling")
+            let directory = try installSampling()
             defer { directory.remove() }
-            var configuration = Perf.Configuration(
-                directory: directory.url, app: Perf.AppInfo(name: "sampling-test"), recording: .enabled)
-            configuration.sampleIntervalMs = 5
-            Perf.shutdown()
-            #expect(Perf.install(configuration, environment: [:], clock: SystemClock(), report: { _ in }))
             try body()
-            Perf.shutdown()
-            let text = try String(
-                contentsOf: directory.url.appendingPathComponent(LedgerWriter.fileName), encoding: .utf8)
-            var lines: [String: [LedgerEvent]] = [:]
-            for line in text.split(separator: "\n") {
-                let bytes = Array(line.utf8)
-                guard let event = bytes.withUnsafeBufferPointer({ LedgerEvent.parse(line: $0) }), event.kind == .span
-                else { continue }
-                lines[event.name, default: []].append(event)
-            }
-            return lines
-        }
-
-        private func recordedAsync(_ body: () async throws -> Void) async throws -> [String: [LedgerEvent]] {
-            let directory = try TemporaryDirectory("span-sampling-async")
-            defer { directory.remove() }
-            var configuration = Perf.Configuration(
-                directory: directory.url, app: Perf.AppInfo(name: "sampling-test"), recording: .enabled)
-            configuration.sampleIntervalMs = 5
-            Perf.shutdown()
-            #expect(Perf.install(configuration, environment: [:], clock: SystemClock(), report: { _ in }))
-            try await body()
-            Perf.shutdown()
             return try spanLines(in: directory)
         }
 
+        private func recordedAsync(_ body: () async throws -> Void) async throws -> [String: [LedgerEvent]] {
+            let directory = try installSampling()
+            defer { directory.remove() }
+            try await body()
+            return try spanLines(in: directory)
+        }
+
+        private func installSampling() throws -> TemporaryDirectory {
+            let directory = try TemporaryDirectory("span-sampling")
+            var configuration = Perf.Configuration(
+                directory: directory.url, app: Perf.AppInfo(name: "sampling-test"), recording: .enabled)
+            configuration.sampleIntervalMs = 5
+            Perf.shutdown()
+            #expect(Perf.install(configuration, environment: [:], clock: SystemClock(), report: { _ in }))
+            return directory
+        }
+
+        /// Shuts down, then reads the span lines with the package's own ledger reader.
         private func spanLines(in directory: TemporaryDirectory) throws -> [String: [LedgerEvent]] {
-            let text = try String(
-                contentsOf: directory.url.appendingPathComponent(LedgerWriter.fileName), encoding: .utf8)
-            var lines: [String: [LedgerEvent]] = [:]
-            for line in text.split(separator: "\n") {
-                let bytes = Array(line.utf8)
-                guard let event = bytes.withUnsafeBufferPointer({ LedgerEvent.parse(line: $0) }), event.kind == .span
-                else { continue }
-                lines[event.name, default: []].append(event)
-            }
-            return lines
+            Perf.shutdown()
+            let events = try LedgerReader(directory: directory.url).readAll().events
+            return Dictionary(grouping: events.filter { $0.kind == .span }, by: \.name)
         }
 
         /// A listening socket on 127.0.0.1 whose one client gets a byte after `delayMs`.

@@ -6,10 +6,7 @@
 #define CPERFSAMPLEDSPANS_H
 
 #include <stdint.h>
-
-#ifndef PERF_TLS
-#define PERF_TLS __thread __attribute__((tls_model("initial-exec")))
-#endif
+#include "CPerfReaders.h"  // PERF_TLS
 
 #ifdef __cplusplus
 extern "C" {
