@@ -2,6 +2,7 @@
 // interval, the watchdog's way (a blocked thread read from /proc with its wait, never signalled;
 // a thread that stays on the CPU gets SIGPROF), and the samples fold into the span's profile.
 import CPerfShims
+import Dispatch
 import Glibc
 import PerfCore
 import Synchronization
@@ -45,6 +46,7 @@ package final class SpanSampler: @unchecked Sendable {
     private let state = Mutex(State())
     private let stopping = Atomic<Bool>(false)
     private let cpuNanos = Atomic<UInt64>(0)
+    private let wake = DispatchSemaphore(value: 0)
     private var thread: pthread_t?
 
     /// A synchronous span is its thread's (and its start); an asynchronous one is its id's,
@@ -119,9 +121,9 @@ package final class SpanSampler: @unchecked Sendable {
                 var used = timespec()
                 clock_gettime(CLOCK_THREAD_CPUTIME_ID, &used)
                 cpuNanos.store(UInt64(used.tv_sec) * 1_000_000_000 + UInt64(used.tv_nsec), ordering: .relaxed)
-                var pause = timespec(tv_sec: Int(sleep / 1_000_000_000), tv_nsec: Int(sleep % 1_000_000_000))
-                var remaining = timespec()
-                while nanosleep(&pause, &remaining) != 0, errno == EINTR { pause = remaining }
+                // A timed wait, not a sleep: `stop` wakes it, so a shutdown never waits out an idle
+                // sampler's 50 ms.
+                _ = wake.wait(timeout: .now() + .nanoseconds(Int(sleep)))
             }
         }
     }
@@ -130,7 +132,10 @@ package final class SpanSampler: @unchecked Sendable {
     package func stop() {
         perf_sampling_set_enabled(0)
         stopping.store(true, ordering: .releasing)
-        if let thread { OwnThread.joinOrDetach(thread) }
+        if let thread {
+            wake.signal()
+            OwnThread.joinOrDetach(thread)
+        }
         thread = nil
     }
 
