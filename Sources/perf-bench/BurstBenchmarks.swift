@@ -30,8 +30,7 @@ enum BurstBenchmarks {
 
     /// Runs `body(thread)` on `threads` threads released at once; returns the wall time from the
     /// release to the last thread's end and each thread's result.
-    private static func onThreads<T: Sendable>(_ threads: Int, _ body: @escaping @Sendable (Int) -> T) -> (UInt64, [T])
-    {
+    static func onThreads<T: Sendable>(_ threads: Int, _ body: @escaping @Sendable (Int) -> T) -> (UInt64, [T]) {
         let start = DispatchSemaphore(value: 0)
         let group = DispatchGroup()
         let results = Mutex<[Int: T]>([:])
