@@ -1,10 +1,12 @@
 // A measured span past its budget is sampled: its over-budget line says where its thread was.
 // Real threads, a real clock and the real sampler: a thread blocked in a socket read is read
 // from /proc (with its wait and the socket's peer), a spinning one through SIGPROF.
+import CPerfShims
 import Foundation
 import Glibc
 import PerfCore
 import PerfTestSupport
+import Synchronization
 import Testing
 
 @testable import Perf
@@ -114,6 +116,77 @@ extension PerfGlobalStateTests {
             }
             try #require(connected == 0)
             return fd
+        }
+
+        /// A span busy on the CPU may be signalled from its first over-budget tick: the tick an
+        /// interval before its budget reads its thread's CPU time, which the next tick's share rule
+        /// compares with. A thread blocked all along never may. Ticks are manual, at span-clock
+        /// times the test picks; the CPU share is the threads' real one, so a spinner starved below
+        /// a quarter of a core gets another try (5 in all), and one is enough.
+        @Test func aSpinningSpanMaySignalFromItsFirstOverBudgetTick() throws {
+            Perf.shutdown()
+            let slots = try #require(ProfileSlots.make(directory: nil, clock: SystemClock()))
+            let calls = Mutex<[(tid: Int32, maySignal: Bool)]>([])
+            let sampler = SpanSampler(slots: slots, intervalMs: 10, maxSamples: 200, clock: SystemClock()) {
+                tid, maySignal in
+                calls.withLock { $0.append((tid, maySignal)) }
+                return (.failure(.notBlocked), true)
+            }
+            sampler.start(thread: false)
+            defer { sampler.stop() }
+            let ms: UInt64 = 1_000_000
+            var signalled = 0
+            for attempt in 0..<5 {
+                // Each attempt's spans begin at a time of their own: the sampler keys spans by start.
+                let start = UInt64(attempt + 1) * 10_000 * ms
+                let stop = Atomic<Bool>(false)
+                let ready = DispatchSemaphore(value: 0)
+                let done = DispatchSemaphore(value: 0)
+                let tids = Mutex<(spinner: Int32, sleeper: Int32)>((0, 0))
+                Thread {
+                    _ = perf_sampled_push(start, 100 * ms + 1, ChildScopes.nameWord("test.spin"))
+                    tids.withLock { $0.spinner = perf_gettid() }
+                    ready.signal()
+                    var sum: UInt64 = 0
+                    while !stop.load(ordering: .relaxed) { sum &+= sum &* 31 &+ 7 }
+                    _ = perf_sampled_pop()
+                    if sum == 1 { print("") }  // keeps the loop
+                    done.signal()
+                }.start()
+                Thread {
+                    _ = perf_sampled_push(start, 100 * ms + 1, ChildScopes.nameWord("test.sleep"))
+                    tids.withLock { $0.sleeper = perf_gettid() }
+                    ready.signal()
+                    while !stop.load(ordering: .relaxed) { usleep(1_000) }
+                    _ = perf_sampled_pop()
+                    done.signal()
+                }.start()
+                ready.wait()
+                ready.wait()
+                let (spinner, sleeper) = tids.withLock { $0 }
+                calls.withLock { $0.removeAll() }
+                // 35 ms before the budget the sampler sleeps until an interval before it (the
+                // threshold is the budget + 1).
+                #expect(sampler.tick(now: start + 65 * ms) == 25 * ms + 1)
+                // 5 ms before the budget: nothing is sampled; both threads' CPU times are read.
+                sampler.tick(now: start + 95 * ms)
+                #expect(calls.withLock { $0.isEmpty })
+                // Wait until the spinner has run 3 ms of CPU (a condition, not a sleep).
+                let before = StackSampler.threadCPUNanos(spinner) ?? 0
+                while (StackSampler.threadCPUNanos(spinner) ?? 0) < before + 3 * ms { sched_yield() }
+                sampler.tick(now: start + 105 * ms)
+                stop.store(true, ordering: .relaxed)
+                done.wait()
+                done.wait()
+                let seen = calls.withLock { $0 }
+                #expect(seen.filter { $0.tid == sleeper }.map(\.maySignal) == [false], "\(seen)")
+                #expect(seen.filter { $0.tid == spinner }.count == 1, "\(seen)")
+                if seen.contains(where: { $0.tid == spinner && $0.maySignal }) {
+                    signalled += 1
+                    break
+                }
+            }
+            #expect(signalled == 1, "the spinner was never allowed a signal at its first over-budget tick")
         }
 
         @Test func aSpanBlockedInASocketReadNamesTheReadItsPeerAndItsCaller() throws {

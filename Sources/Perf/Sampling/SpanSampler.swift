@@ -22,9 +22,9 @@ package final class SpanSampler: @unchecked Sendable {
     /// Samples a thread, given whether a running one may be signalled; says whether it was
     /// running.
     typealias SampleThread = @Sendable (Int32, Bool) -> (Result<ThreadSample, SampleFailure>, running: Bool)
-    /// A running thread may be signalled only if it was running at its previous sample and has
-    /// been on a CPU at least this share of the time since (a thread woken from a blocking call
-    /// and still inside it has used none).
+    /// A running thread may be signalled only if it has been on a CPU at least this share of the
+    /// time since the sampler's previous look at it (a thread woken from a blocking call and still
+    /// inside it has used none), and was running then if that look was a sample.
     static let minimumCPUShare = 0.25
 
     let slots: ProfileSlots
@@ -149,8 +149,9 @@ package final class SpanSampler: @unchecked Sendable {
     /// nanoseconds (what spans' starts are).
     ///
     /// Returns how long to sleep before the next tick: the interval while a span is past its
-    /// budget (or an asynchronous one is open), else until the first open span will pass its
-    /// budget, at least the interval and at most ``idleWakeNanos``.
+    /// budget (or an asynchronous one is open), else until an interval before the first open span
+    /// will pass its budget (its thread's CPU time is read then), at least the interval and at
+    /// most ``idleWakeNanos``.
     @discardableResult
     package func tick(now: UInt64? = nil) -> UInt64 {
         let now = now ?? (clock is SystemClock ? perf_fast_ns() : clock.monotonicNanos())
@@ -160,18 +161,29 @@ package final class SpanSampler: @unchecked Sendable {
                 Int(perf_sampled_snapshot($0.baseAddress, Int32($0.count)))
             }
             var seen = Set<Key>()
-            var firstDue = now + Self.idleWakeNanos
+            // An interval before the first open span passes its budget (at most idleWakeNanos on).
+            var firstLook = now + Self.idleWakeNanos
             for position in 0..<count {
                 let view = state.views[position]
+                var dueSoon = false
                 withUnsafeBytes(of: view.entries) { raw in
                     for entry in raw.bindMemory(to: perf_sampled_entry.self).prefix(
                         Int(min(view.depth, UInt32(PERF_SAMPLED_DEPTH))))
                     where entry.threshold_ns != 0 {
                         let due = entry.start_ns &+ entry.threshold_ns
-                        if due > entry.start_ns { firstDue = min(firstDue, due) }
+                        if due > entry.start_ns { firstLook = min(firstLook, due &- min(due, intervalNanos)) }
+                        if due > now, due - now <= intervalNanos { dueSoon = true }
                     }
                 }
-                sampleIfOverBudget(view, now: now, seen: &seen, state: &state)
+                if !sampleIfOverBudget(view, now: now, seen: &seen, state: &state), dueSoon,
+                    let cpu = StackSampler.threadCPUNanos(view.tid)
+                {
+                    // A span passes its budget before the next tick: its thread's CPU time now is
+                    // what that tick's signal rule compares with, so a thread on the CPU is sampled
+                    // at its span's first over-budget tick instead of only counted missed. Whether
+                    // it was running is not read (a /proc file); the CPU share decides that.
+                    state.previous[view.tid] = (true, cpu, perf_monotonic_ns())
+                }
             }
             countSuspended(now: now, seen: &seen, state: &state)
             if state.previous.count > 4 * Self.threadsPerTick { state.previous.removeAll() }
@@ -185,12 +197,17 @@ package final class SpanSampler: @unchecked Sendable {
                     state.open[key] = open
                 }
             }
-            if !seen.isEmpty || !AsyncSampledSpans.shared.isEmpty || firstDue <= now { return intervalNanos }
-            return max(intervalNanos, min(firstDue - now, Self.idleWakeNanos))
+            if !seen.isEmpty || !AsyncSampledSpans.shared.isEmpty { return intervalNanos }
+            // Idle: wake for the look an interval before the first open span passes its budget.
+            return max(intervalNanos, firstLook > now ? firstLook - now : 0)
         }
     }
 
-    private func sampleIfOverBudget(_ view: perf_sampled_view, now: UInt64, seen: inout Set<Key>, state: inout State) {
+    /// Samples the thread of `view` if it runs a span past its budget; returns whether it did.
+    @discardableResult
+    private func sampleIfOverBudget(
+        _ view: perf_sampled_view, now: UInt64, seen: inout Set<Key>, state: inout State
+    ) -> Bool {
         let kept = Int(min(view.depth, UInt32(PERF_SAMPLED_DEPTH)))
         // Most ticks find no span past its budget: that is decided before anything is allocated.
         let anyOver = withUnsafeBytes(of: view.entries) { raw in
@@ -198,7 +215,7 @@ package final class SpanSampler: @unchecked Sendable {
                 $0.threshold_ns != 0 && now > $0.start_ns && now - $0.start_ns >= $0.threshold_ns
             }
         }
-        guard anyOver else { return }
+        guard anyOver else { return false }
         let entries = withUnsafeBytes(of: view.entries) {
             Array($0.bindMemory(to: perf_sampled_entry.self).prefix(kept))
         }
@@ -236,7 +253,7 @@ package final class SpanSampler: @unchecked Sendable {
             state.open[key]?.goneTicks = 0
             if state.open[key]?.profile.capped == false { sampled.append(key) }
         }
-        guard !sampled.isEmpty else { return }
+        guard !sampled.isEmpty else { return false }
         let cpu = StackSampler.threadCPUNanos(view.tid) ?? 0
         let wall = perf_monotonic_ns()
         var maySignal = false
@@ -268,6 +285,7 @@ package final class SpanSampler: @unchecked Sendable {
             slots.write(open.ref, open.profile)
             state.open[key] = open
         }
+        return true
     }
 
     /// Every open asynchronous span past its budget that no thread ran at this tick is
