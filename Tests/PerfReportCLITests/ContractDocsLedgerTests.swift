@@ -192,7 +192,7 @@ import Testing
         }
         #expect(
             kinds == contract.kinds.subtracting(["diagnostic"]), "every kind but `diagnostic` (ContractDocsDemoTests)")
-        let onlyDiagnostic: Set<String> = ["path", "droppedSpanRecords"]
+        let onlyDiagnostic: Set<String> = ["path", "droppedSpanRecords", "droppedSpanProfiles"]
         #expect(
             keys == Set(contract.keys.keys).subtracting(onlyDiagnostic), "every documented key is written somewhere")
         #expect(

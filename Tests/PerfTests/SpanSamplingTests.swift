@@ -5,6 +5,7 @@ import CPerfShims
 import Foundation
 import Glibc
 import PerfCore
+import PerfReport
 import PerfTestSupport
 import Synchronization
 import Testing
@@ -116,6 +117,43 @@ extension PerfGlobalStateTests {
             }
             try #require(connected == 0)
             return fd
+        }
+
+        /// More over-budget spans open at once than there are profile slots: each one past the
+        /// slots is counted once however many ticks find it, and the report, the summary and the
+        /// live metric say how many; with the lines that have a profile, they add up to every span.
+        @Test func spansPastTheProfileSlotsAreCountedOnceInTheReport() throws {
+            let extra = 6
+            let count = ProfileSlots.defaultSlotCount + extra
+            let directory = try installSampling()
+            defer { directory.remove() }
+            let gate = DispatchSemaphore(value: 0)
+            let group = DispatchGroup()
+            for _ in 0..<count {
+                group.enter()
+                Thread {
+                    Perf.measure("crowd.wait", slowMs: 1) { gate.wait() }
+                    group.leave()
+                }.start()
+            }
+            let sampler = try #require(PerfState.runtime()?.sampler)
+            #expect(pollUntil(seconds: 30) { sampler.slots.dropped >= UInt64(extra) }, "\(sampler.slots.dropped)")
+            // Ten more ticks find the same spans and count none of them again.
+            let ticks = sampler.ticks
+            #expect(pollUntil(seconds: 30) { sampler.ticks >= ticks + 10 })
+            #expect(sampler.slots.dropped == UInt64(extra))
+            let metric = "perf_dropped_span_profiles_total{app=\"sampling-test\"} \(extra)\n"
+            #expect(Perf.prometheusText().contains(metric))
+            for _ in 0..<count { gate.signal() }
+            group.wait()
+            let lines = try spanLines(in: directory)["crowd.wait"] ?? []
+            #expect(lines.count == count)
+            #expect(lines.filter { $0.profile != nil }.count == count - extra)
+            let bytes = try ReportBuilder(directory: directory.url).build()
+            let report = try PerformanceReport(bytes: bytes, path: "crowd.json")
+            #expect(report.input?.droppedSpanProfiles == Int64(extra))
+            let summary = try ReportSummary(bytes: bytes, path: "crowd.json")
+            #expect(summary.text.contains("LOST: \(extra) over-budget spans not sampled"), "\(summary.text)")
         }
 
         /// A span busy on the CPU may be signalled from its first over-budget tick: the tick an

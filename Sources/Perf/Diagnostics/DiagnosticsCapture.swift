@@ -22,6 +22,9 @@ enum DiagnosticsCapture {
         line.extra["path"] = .string(DiagnosticFiles.directoryName + "/" + name)
         let dropped = runtime.histograms.droppedRecordCount
         if dropped > 0 { line.extra["droppedSpanRecords"] = .int(Int64(clamping: dropped)) }
+        if let profiles = runtime.sampler?.slots.dropped, profiles > 0 {
+            line.extra["droppedSpanProfiles"] = .int(Int64(clamping: profiles))
+        }
         // The payload is on disk either way; a ledger that cannot take the line only loses the pointer.
         try? runtime.ledger?.append(line)
         return path

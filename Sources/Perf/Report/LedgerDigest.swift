@@ -63,6 +63,8 @@ struct LedgerDigest {
     var droppedLines: [String: Int64] = [:]
     /// Span ends each session's span memory had no room for (its largest figure), by session.
     var droppedSpanRecords: [String: Int64] = [:]
+    /// Over-budget spans each session's sampler found no profile slot for (its largest figure).
+    var droppedSpanProfiles: [String: Int64] = [:]
     var sessions: [String: Session] = [:]
     /// Each session's newest snapshot, by session id: which lines its histograms already hold.
     let covers: [String: SnapshotCover]
@@ -132,18 +134,28 @@ struct LedgerDigest {
             let key = droppedLines[named] != nil || droppedLines.count < 8 ? named : "other"
             droppedLines[key, default: 0] &+= Int64(max(event.count ?? 0, 0))
         case .diagnostic:
-            if case .int(let dropped)? = event.extra["droppedSpanRecords"] { noteDroppedSpanRecords(dropped, event) }
+            if case .int(let dropped)? = event.extra["droppedSpanRecords"] {
+                Self.noteLargest(dropped, of: event.session, in: &droppedSpanRecords)
+            }
+            if case .int(let dropped)? = event.extra["droppedSpanProfiles"] {
+                Self.noteLargest(dropped, of: event.session, in: &droppedSpanProfiles)
+            }
         case .session:
-            if case .int(let dropped)? = event.extra["droppedRecords"] { noteDroppedSpanRecords(dropped, event) }
+            if case .int(let dropped)? = event.extra["droppedRecords"] {
+                Self.noteLargest(dropped, of: event.session, in: &droppedSpanRecords)
+            }
+            if case .int(let dropped)? = event.extra["profilesDropped"] {
+                Self.noteLargest(dropped, of: event.session, in: &droppedSpanProfiles)
+            }
         default: break
         }
     }
 
-    /// Span memory's dropped count of a session grows over its life: its largest figure counts.
-    private mutating func noteDroppedSpanRecords(_ dropped: Int64, _ event: LedgerEvent) {
+    /// A session's dropped counts grow over its life: its largest figure counts.
+    private static func noteLargest(_ dropped: Int64, of session: String, in counts: inout [String: Int64]) {
         guard dropped > 0 else { return }
-        if droppedSpanRecords[event.session] != nil || droppedSpanRecords.count < Self.maximumNames {
-            droppedSpanRecords[event.session] = max(droppedSpanRecords[event.session] ?? 0, dropped)
+        if counts[session] != nil || counts.count < Self.maximumNames {
+            counts[session] = max(counts[session] ?? 0, dropped)
         }
     }
 

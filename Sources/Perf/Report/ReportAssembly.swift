@@ -165,6 +165,7 @@ struct ReportAssembly {
             "invalidPayloads": .int(Int64(payloads.invalid)),
             "droppedLines": .object(digest.droppedLines.mapValues(ReportJSON.int)),
             "droppedSpanRecords": .int(digest.droppedSpanRecords.values.reduce(0, &+)),
+            "droppedSpanProfiles": .int(digest.droppedSpanProfiles.values.reduce(0, &+)),
         ])
         fixed["truncated"] = omitted.json(capBytes: capBytes)
         var out = ReportJSON.object(fixed).bytes

@@ -90,6 +90,11 @@ package final class SpanSampler: @unchecked Sendable {
         /// Each sampled thread at its latest sample, by tid: whether it was running, its CPU
         /// time and the wall time then.
         var previous: [Int32: (running: Bool, cpuNanos: UInt64, wallNanos: UInt64)] = [:]
+        /// Over-budget spans that found every profile slot in use, with the ticks since each was
+        /// last seen: each is counted once (``ProfileSlots/dropped``) and never claimed for
+        /// again, so its line has no profile rather than one missing its first ticks. Forgotten
+        /// as an open span's slot is, ``graceTicks`` after it left every stack.
+        var unslotted: [Key: Int] = [:]
     }
 
     package convenience init(slots: ProfileSlots, intervalMs: Double, maxSamples: Int) {
@@ -157,6 +162,9 @@ package final class SpanSampler: @unchecked Sendable {
         let now = now ?? (clock is SystemClock ? perf_fast_ns() : clock.monotonicNanos())
         return state.withLock { state in
             state.ticks += 1
+            if !state.unslotted.isEmpty {
+                state.unslotted = state.unslotted.compactMapValues { $0 < Self.graceTicks ? $0 + 1 : nil }
+            }
             let count = state.views.withUnsafeMutableBufferPointer {
                 Int(perf_sampled_snapshot($0.baseAddress, Int32($0.count)))
             }
@@ -233,6 +241,10 @@ package final class SpanSampler: @unchecked Sendable {
             // is sampled once a tick, on the first of them.
             guard !seen.contains(key) else { continue }
             if state.open[key] == nil {
+                guard state.unslotted[key] == nil else {
+                    state.unslotted[key] = 0
+                    continue
+                }
                 let budget = entry.threshold_ns == .max ? .max : entry.threshold_ns - 1
                 let wall = clock.wallNanos()
                 let ageNanos = now - entry.start_ns
@@ -240,7 +252,10 @@ package final class SpanSampler: @unchecked Sendable {
                     let ref = slots.claim(
                         name: names[index], startNanos: entry.start_ns, budgetNanos: budget,
                         startWallNanos: wall > ageNanos ? wall - ageNanos : 0, tid: view.tid)
-                else { continue }
+                else {
+                    state.unslotted[key] = 0
+                    continue
+                }
                 if entry.span_id != 0 {
                     AsyncSampledSpans.shared.setRef(entry.span_id, ref)
                 } else if perf_sampled_attach(view.thread, UInt32(index), entry.start_ns, ref) == 0 {
@@ -298,13 +313,20 @@ package final class SpanSampler: @unchecked Sendable {
             guard !seen.contains(key) else { continue }
             seen.insert(key)
             if state.open[key] == nil {
+                guard state.unslotted[key] == nil else {
+                    state.unslotted[key] = 0
+                    continue
+                }
                 let wall = clock.wallNanos()
                 let age = now - span.startNanos
                 guard
                     let ref = slots.claim(
                         name: ChildScopes.name(of: span.nameWord), startNanos: span.startNanos,
                         budgetNanos: span.thresholdNanos - 1, startWallNanos: wall > age ? wall - age : 0, tid: 0)
-                else { continue }
+                else {
+                    state.unslotted[key] = 0
+                    continue
+                }
                 AsyncSampledSpans.shared.setRef(id, ref)
                 state.open[key] = Open(ref: ref, profile: SpanProfile(intervalMs: Double(intervalNanos) / 1e6))
             }

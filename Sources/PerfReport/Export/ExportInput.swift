@@ -193,6 +193,8 @@ public struct ExportInput: Sendable {
     public var problems: [PerformanceReport.Problem]
     /// Ledger lines lost before they were written, by cause; span ends span memory had no room for.
     public var droppedLines: [String: Int64] = [:], droppedSpanRecords: Int64 = 0
+    /// Over-budget spans the span sampler found no profile slot for.
+    public var droppedSpanProfiles: Int64 = 0
 
     /// Whether the report carries flight-recorder intervals (an older one does not).
     public var hasIntervals: Bool { !intervals.isEmpty }
@@ -241,6 +243,7 @@ public struct ExportInput: Sendable {
         problems = report.problems
         droppedLines = report.input?.droppedLines ?? [:]
         droppedSpanRecords = report.input?.droppedSpanRecords ?? 0
+        droppedSpanProfiles = report.input?.droppedSpanProfiles ?? 0
     }
 }
 

@@ -50,6 +50,7 @@ public enum PrometheusExport {
         metrics.residentMemoryBytes = input.processSamples.last.map { UInt64(clamping: $0.rssBytes) }
         metrics.droppedLines = input.droppedLines.mapValues { UInt64(clamping: $0) }
         metrics.droppedSpanRecords = UInt64(clamping: input.droppedSpanRecords)
+        metrics.droppedProfiles = UInt64(clamping: input.droppedSpanProfiles)
         return metrics
     }
 }

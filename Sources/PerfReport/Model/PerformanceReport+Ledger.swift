@@ -253,21 +253,26 @@ extension PerformanceReport {
         public var droppedLines: [String: Int64]
         /// Span ends the sessions' span memory had no room for (names past its capacity).
         public var droppedSpanRecords: Int64
+        /// Over-budget spans the sessions' span samplers found no profile slot for (their lines
+        /// have no `profile`).
+        public var droppedSpanProfiles: Int64
 
         /// Creates the input counts.
         public init(
             ledgerEvents: Int64 = 0, diagnosticPayloads: Int64 = 0, invalidPayloads: Int64 = 0,
-            droppedLines: [String: Int64] = [:], droppedSpanRecords: Int64 = 0
+            droppedLines: [String: Int64] = [:], droppedSpanRecords: Int64 = 0, droppedSpanProfiles: Int64 = 0
         ) {
             self.ledgerEvents = ledgerEvents
             self.diagnosticPayloads = diagnosticPayloads
             self.invalidPayloads = invalidPayloads
             self.droppedLines = droppedLines
             self.droppedSpanRecords = droppedSpanRecords
+            self.droppedSpanProfiles = droppedSpanProfiles
         }
 
         enum CodingKeys: String, CodingKey {
             case ledgerEvents, diagnosticPayloads, invalidPayloads, droppedLines, droppedSpanRecords
+            case droppedSpanProfiles
         }
 
         /// Reads the object; absent counts read as 0.
@@ -279,6 +284,7 @@ extension PerformanceReport {
             invalidPayloads = try container.optional(.invalidPayloads, context) ?? 0
             droppedLines = try container.optional(.droppedLines, context) ?? [:]
             droppedSpanRecords = try container.optional(.droppedSpanRecords, context) ?? 0
+            droppedSpanProfiles = try container.optional(.droppedSpanProfiles, context) ?? 0
         }
     }
 

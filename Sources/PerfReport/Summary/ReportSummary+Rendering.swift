@@ -166,6 +166,11 @@ extension ReportSummary {
                 "\(input.droppedSpanRecords) span end\(input.droppedSpanRecords == 1 ? "" : "s") span memory had no "
                     + "room for (spanNameCapacity, spanMemoryBytes)")
         }
+        if input.droppedSpanProfiles > 0 {
+            parts.append(
+                "\(input.droppedSpanProfiles) over-budget span\(input.droppedSpanProfiles == 1 ? "" : "s") not sampled: "
+                    + "every profile slot in use (64 sampled spans open at once)")
+        }
         return parts.isEmpty ? "" : "\nLOST: " + parts.joined(separator: "; ")
     }
 
@@ -243,6 +248,7 @@ extension ReportSummary {
                 "invalidPayloads": .int(input.invalidPayloads),
                 "droppedLines": .object(input.droppedLines.mapValues(ReportJSON.int)),
                 "droppedSpanRecords": .int(input.droppedSpanRecords),
+                "droppedSpanProfiles": .int(input.droppedSpanProfiles),
             ]),
             "sessions": .array(
                 sessions.map {

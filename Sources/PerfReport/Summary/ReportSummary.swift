@@ -108,6 +108,8 @@ public struct ReportSummary: Sendable, Equatable {
         public var droppedLines: [String: Int64] = [:]
         /// Span ends span memory had no room for (names past its capacity).
         public var droppedSpanRecords: Int64 = 0
+        /// Over-budget spans the span sampler found no profile slot for.
+        public var droppedSpanProfiles: Int64 = 0
     }
 
     /// The report's file, for messages.
@@ -206,6 +208,7 @@ public struct ReportSummary: Sendable, Equatable {
             invalidPayloads: report.input?.invalidPayloads ?? 0)
         input.droppedLines = report.input?.droppedLines ?? [:]
         input.droppedSpanRecords = report.input?.droppedSpanRecords ?? 0
+        input.droppedSpanProfiles = report.input?.droppedSpanProfiles ?? 0
     }
 
     /// Hitch lines per target, most first (ties by name).
