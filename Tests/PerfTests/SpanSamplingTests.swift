@@ -156,6 +156,53 @@ extension PerfGlobalStateTests {
             #expect(summary.text.contains("LOST: \(extra) over-budget spans not sampled"), "\(summary.text)")
         }
 
+        /// Spans that end while the sampler takes a sample (the first can take milliseconds: it
+        /// loads the symbol tables) still find a profile in their slot, the tick counted missed:
+        /// every over-budget span of the tick is claimed before any thread is sampled.
+        @Test func spansEndingDuringTheirFirstSampleKeepAProfileWithTheTickMissed() throws {
+            Perf.shutdown()
+            let slots = try #require(ProfileSlots.make(directory: nil, clock: SystemClock()))
+            let ms: UInt64 = 1_000_000
+            let start: UInt64 = 90_000 * ms
+            let endNow = DispatchSemaphore(value: 0)
+            let ended = DispatchSemaphore(value: 0)
+            let taken = Mutex<[UInt64: SpanProfile?]>([:])
+            let calls = Atomic<Int>(0)
+            // The first sample, of whichever thread, ends both spans before it returns.
+            let sampler = SpanSampler(slots: slots, intervalMs: 10, maxSamples: 200, clock: SystemClock()) { _, _ in
+                if calls.add(1, ordering: .relaxed).newValue == 1 {
+                    endNow.signal()
+                    endNow.signal()
+                    ended.wait()
+                    ended.wait()
+                }
+                return (.failure(.notBlocked), true)
+            }
+            sampler.start(thread: false)
+            defer { sampler.stop() }
+            let ready = DispatchSemaphore(value: 0)
+            for offset: UInt64 in [0, 1] {
+                Thread {
+                    _ = perf_sampled_push(start + offset, 10 * ms + 1, ChildScopes.nameWord("test.ends"))
+                    ready.signal()
+                    endNow.wait()
+                    let ref = perf_sampled_pop()
+                    let profile = ref == 0 ? nil : slots.take(ref, startNanos: start + offset)
+                    taken.withLock { $0[offset] = profile }
+                    ended.signal()
+                }.start()
+            }
+            ready.wait()
+            ready.wait()
+            sampler.tick(now: start + 15 * ms)
+            let profiles = taken.withLock { $0 }
+            #expect(calls.load(ordering: .relaxed) >= 1)
+            for offset: UInt64 in [0, 1] {
+                let profile = try #require(profiles[offset] ?? nil, "span \(offset) ended with no profile")
+                #expect(profile.samples == 0 && profile.missed == 1, "\(profile)")
+            }
+        }
+
         /// A span busy on the CPU may be signalled from its first over-budget tick: the tick an
         /// interval before its budget reads its thread's CPU time, which the next tick's share rule
         /// compares with. A thread blocked all along never may. Ticks are manual, at span-clock

@@ -169,6 +169,7 @@ package final class SpanSampler: @unchecked Sendable {
                 Int(perf_sampled_snapshot($0.baseAddress, Int32($0.count)))
             }
             var seen = Set<Key>()
+            var pending: [Claimed] = []
             // An interval before the first open span passes its budget (at most idleWakeNanos on).
             var firstLook = now + Self.idleWakeNanos
             for position in 0..<count {
@@ -183,9 +184,9 @@ package final class SpanSampler: @unchecked Sendable {
                         if due > now, due - now <= intervalNanos { dueSoon = true }
                     }
                 }
-                if !sampleIfOverBudget(view, now: now, seen: &seen, state: &state), dueSoon,
-                    let cpu = StackSampler.threadCPUNanos(view.tid)
-                {
+                if let claimed = claimOverBudget(view, now: now, seen: &seen, state: &state) {
+                    pending.append(claimed)
+                } else if dueSoon, let cpu = StackSampler.threadCPUNanos(view.tid) {
                     // A span passes its budget before the next tick: its thread's CPU time now is
                     // what that tick's signal rule compares with, so a thread on the CPU is sampled
                     // at its span's first over-budget tick instead of only counted missed. Whether
@@ -193,6 +194,10 @@ package final class SpanSampler: @unchecked Sendable {
                     state.previous[view.tid] = (true, cpu, perf_monotonic_ns())
                 }
             }
+            // Every over-budget span is claimed before any thread is sampled: a sample can take
+            // milliseconds (the first one loads the symbol tables), and a span that ends meanwhile
+            // still takes what its slot holds.
+            for claimed in pending { sample(claimed, state: &state) }
             countSuspended(now: now, seen: &seen, state: &state)
             if state.previous.count > 4 * Self.threadsPerTick { state.previous.removeAll() }
             for (key, open) in state.open where !seen.contains(key) {
@@ -211,11 +216,20 @@ package final class SpanSampler: @unchecked Sendable {
         }
     }
 
-    /// Samples the thread of `view` if it runs a span past its budget; returns whether it did.
-    @discardableResult
-    private func sampleIfOverBudget(
+    /// A thread's over-budget spans, each with its slot, waiting for the thread's sample.
+    struct Claimed {
+        let view: perf_sampled_view
+        let entries: [perf_sampled_entry]
+        let names: [String]
+        let keys: [Key]
+    }
+
+    /// Claims a slot for each span of `view` past its budget that has none (its slot holds a
+    /// profile counting this tick missed until the sample replaces it); returns them, or `nil`
+    /// when the thread has none to sample.
+    private func claimOverBudget(
         _ view: perf_sampled_view, now: UInt64, seen: inout Set<Key>, state: inout State
-    ) -> Bool {
+    ) -> Claimed? {
         let kept = Int(min(view.depth, UInt32(PERF_SAMPLED_DEPTH)))
         // Most ticks find no span past its budget: that is decided before anything is allocated.
         let anyOver = withUnsafeBytes(of: view.entries) { raw in
@@ -223,7 +237,7 @@ package final class SpanSampler: @unchecked Sendable {
                 $0.threshold_ns != 0 && now > $0.start_ns && now - $0.start_ns >= $0.threshold_ns
             }
         }
-        guard anyOver else { return false }
+        guard anyOver else { return nil }
         let entries = withUnsafeBytes(of: view.entries) {
             Array($0.bindMemory(to: perf_sampled_entry.self).prefix(kept))
         }
@@ -262,13 +276,22 @@ package final class SpanSampler: @unchecked Sendable {
                     slots.release(ref, abandoned: true)
                     continue
                 }
-                state.open[key] = Open(ref: ref, profile: SpanProfile(intervalMs: Double(intervalNanos) / 1e6))
+                let open = Open(ref: ref, profile: SpanProfile(intervalMs: Double(intervalNanos) / 1e6))
+                var provisional = open.profile
+                provisional.missed = 1
+                slots.write(ref, provisional)
+                state.open[key] = open
             }
             seen.insert(key)
             state.open[key]?.goneTicks = 0
             if state.open[key]?.profile.capped == false { sampled.append(key) }
         }
-        guard !sampled.isEmpty else { return false }
+        return sampled.isEmpty ? nil : Claimed(view: view, entries: entries, names: names, keys: sampled)
+    }
+
+    /// Samples a thread once and counts the sample (or a miss) in each of its claimed spans.
+    private func sample(_ claimed: Claimed, state: inout State) {
+        let view = claimed.view
         let cpu = StackSampler.threadCPUNanos(view.tid) ?? 0
         let wall = perf_monotonic_ns()
         var maySignal = false
@@ -279,7 +302,7 @@ package final class SpanSampler: @unchecked Sendable {
         state.previous[view.tid] = (running, cpu, wall)
         var stack: SpanProfile.Stack?
         if case .success(let sample) = outcome { stack = Self.stack(of: sample, state: &state) }
-        for key in sampled {
+        for key in claimed.keys {
             guard var open = state.open[key] else { continue }
             if let stack {
                 open.profile.samples += 1
@@ -294,13 +317,12 @@ package final class SpanSampler: @unchecked Sendable {
                 open.profile.missed += 1
             }
             open.profile.capped = open.profile.ticks >= maxSamples
-            let depth = entries.firstIndex { $0.start_ns == key.start }.map { $0 + 1 } ?? kept
-            open.profile.open = Array(names[depth...])
+            let depth = claimed.entries.firstIndex { $0.start_ns == key.start }.map { $0 + 1 } ?? claimed.entries.count
+            open.profile.open = Array(claimed.names[depth...])
             open.profile.top = Self.top(open.entries)
             slots.write(open.ref, open.profile)
             state.open[key] = open
         }
-        return true
     }
 
     /// Every open asynchronous span past its budget that no thread ran at this tick is
