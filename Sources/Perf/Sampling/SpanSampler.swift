@@ -255,21 +255,12 @@ package final class SpanSampler: @unchecked Sendable {
             // is sampled once a tick, on the first of them.
             guard !seen.contains(key) else { continue }
             if state.open[key] == nil {
-                guard state.unslotted[key] == nil else {
-                    state.unslotted[key] = 0
-                    continue
-                }
                 let budget = entry.threshold_ns == .max ? .max : entry.threshold_ns - 1
-                let wall = clock.wallNanos()
-                let ageNanos = now - entry.start_ns
                 guard
-                    let ref = slots.claim(
-                        name: names[index], startNanos: entry.start_ns, budgetNanos: budget,
-                        startWallNanos: wall > ageNanos ? wall - ageNanos : 0, tid: view.tid)
-                else {
-                    state.unslotted[key] = 0
-                    continue
-                }
+                    let ref = claimOnce(
+                        key, name: names[index], startNanos: entry.start_ns, budgetNanos: budget, now: now,
+                        tid: view.tid, state: &state)
+                else { continue }
                 if entry.span_id != 0 {
                     AsyncSampledSpans.shared.setRef(entry.span_id, ref)
                 } else if perf_sampled_attach(view.thread, UInt32(index), entry.start_ns, ref) == 0 {
@@ -325,6 +316,29 @@ package final class SpanSampler: @unchecked Sendable {
         }
     }
 
+    /// A profile slot for the span `key`, unless it already found every slot in use: a span is
+    /// counted in ``ProfileSlots/dropped`` once, however many ticks find it (``State/unslotted``).
+    private func claimOnce(
+        _ key: Key, name: String, startNanos: UInt64, budgetNanos: UInt64, now: UInt64, tid: Int32,
+        state: inout State
+    ) -> UInt64? {
+        guard state.unslotted[key] == nil else {
+            state.unslotted[key] = 0
+            return nil
+        }
+        let wall = clock.wallNanos()
+        let age = now - startNanos
+        guard
+            let ref = slots.claim(
+                name: name, startNanos: startNanos, budgetNanos: budgetNanos,
+                startWallNanos: wall > age ? wall - age : 0, tid: tid)
+        else {
+            state.unslotted[key] = 0
+            return nil
+        }
+        return ref
+    }
+
     /// Every open asynchronous span past its budget that no thread ran at this tick is
     /// suspended (awaiting): counted, never sampled.
     private func countSuspended(now: UInt64, seen: inout Set<Key>, state: inout State) {
@@ -335,20 +349,11 @@ package final class SpanSampler: @unchecked Sendable {
             guard !seen.contains(key) else { continue }
             seen.insert(key)
             if state.open[key] == nil {
-                guard state.unslotted[key] == nil else {
-                    state.unslotted[key] = 0
-                    continue
-                }
-                let wall = clock.wallNanos()
-                let age = now - span.startNanos
                 guard
-                    let ref = slots.claim(
-                        name: ChildScopes.name(of: span.nameWord), startNanos: span.startNanos,
-                        budgetNanos: span.thresholdNanos - 1, startWallNanos: wall > age ? wall - age : 0, tid: 0)
-                else {
-                    state.unslotted[key] = 0
-                    continue
-                }
+                    let ref = claimOnce(
+                        key, name: ChildScopes.name(of: span.nameWord), startNanos: span.startNanos,
+                        budgetNanos: span.thresholdNanos - 1, now: now, tid: 0, state: &state)
+                else { continue }
                 AsyncSampledSpans.shared.setRef(id, ref)
                 state.open[key] = Open(ref: ref, profile: SpanProfile(intervalMs: Double(intervalNanos) / 1e6))
             }
