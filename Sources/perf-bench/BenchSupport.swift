@@ -153,6 +153,22 @@ enum Bench {
         return (Distribution(subjectSamples), Distribution(baselineSamples))
     }
 
+    /// Rates (or any figure) of two configurations measured in alternating rounds, after one
+    /// warm-up round of each: the distributions of `rounds` rounds each.
+    static func alternatingRounds(
+        _ rounds: Int, baseline: () -> Double, subject: () -> Double
+    ) -> (subject: Distribution, baseline: Distribution) {
+        _ = baseline()
+        _ = subject()
+        var baselines: [Double] = []
+        var subjects: [Double] = []
+        for _ in 0..<rounds {
+            baselines.append(baseline())
+            subjects.append(subject())
+        }
+        return (Distribution(subjects), Distribution(baselines))
+    }
+
     /// A loop of CLOCK_MONOTONIC read pairs: the physical floor of any span.
     static func clockPairs(_ iterations: Int) {
         var total: UInt64 = 0

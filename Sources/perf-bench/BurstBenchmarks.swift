@@ -158,16 +158,8 @@ enum BurstBenchmarks {
             }
             return Double(2 * requestsPerRound) / (Double(elapsed) / 1e9)
         }
-        _ = round(slowMs: 60_000)
-        _ = round(slowMs: 0)
-        var over: [Double] = []
-        var under: [Double] = []
-        for _ in 0..<rounds {
-            under.append(round(slowMs: 60_000))
-            over.append(round(slowMs: 0))
-        }
-        let overRate = Distribution(over)
-        let underRate = Distribution(under)
+        let (overRate, underRate) = Bench.alternatingRounds(
+            rounds, baseline: { round(slowMs: 60_000) }, subject: { round(slowMs: 0) })
         let ratio = overRate.median / underRate.median
         context.add(
             BenchRow(

@@ -196,22 +196,14 @@ enum SamplerBenchmarks {
             }
             return Double(2 * requestsPerThread) / (Double(elapsed) / 1e9)
         }
-        _ = round(sampling: true)
-        _ = round(sampling: false)
-        var on: [Double] = []
-        var off: [Double] = []
-        for _ in 0..<rounds {
-            off.append(round(sampling: false))
-            on.append(round(sampling: true))
-        }
+        let (onRate, offRate) = Bench.alternatingRounds(
+            rounds, baseline: { round(sampling: false) }, subject: { round(sampling: true) })
         // What the sampler did in the rounds it ran: every slow request's line, and its ticks.
         let events = try LedgerReader(directory: base.appendingPathComponent("on")).readAll().events
         let slow = events.filter { $0.kind == .span && $0.name == "bench.serve" }
         let profiled = slow.compactMap(\.profile)
         let samples = profiled.reduce(0) { $0 + $1.samples }
         let missed = profiled.reduce(0) { $0 + $1.missed }
-        let onRate = Distribution(on)
-        let offRate = Distribution(off)
         let ratio = onRate.median / offRate.median
         context.add(
             BenchRow(
